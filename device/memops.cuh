@@ -1,0 +1,111 @@
+/* Memory-model primitives and the bulk copy used by every device path. */
+#ifndef GSHMEM_DEVICE_MEMOPS_CUH
+#define GSHMEM_DEVICE_MEMOPS_CUH
+
+#include <stdint.h>
+
+#define GSHMEMI_DEV static __device__ __forceinline__
+
+GSHMEMI_DEV uint32_t gshmemi_ld_acquire_u32(const void *p)
+{
+    uint32_t v;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+GSHMEMI_DEV uint64_t gshmemi_ld_acquire_u64(const void *p)
+{
+    uint64_t v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+GSHMEMI_DEV void gshmemi_st_release_u64(void *p, uint64_t v)
+{
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+GSHMEMI_DEV void gshmemi_st_relaxed_u64(void *p, uint64_t v)
+{
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+GSHMEMI_DEV uint64_t gshmemi_globaltimer(void)
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* Loads of another PE's memory skip L1 (.cg): L1 is not coherent with remote writers. */
+GSHMEMI_DEV int4 gshmemi_ld_cg_v16(const int4 *p) { return __ldcg(p); }
+GSHMEMI_DEV uint64_t gshmemi_ld_cg_v8(const uint64_t *p) { return __ldcg((const unsigned long long *)p); }
+GSHMEMI_DEV uint32_t gshmemi_ld_cg_v4(const uint32_t *p) { return __ldcg((const unsigned int *)p); }
+GSHMEMI_DEV uint8_t gshmemi_ld_cg_v1(const uint8_t *p) { return (uint8_t)__ldcg((const unsigned char *)p); }
+
+/* One copy loop per element width. UNROLL independent loads are issued before their stores so
+ * that enough bytes are in flight to cover NVLink latency (gets are latency bound). */
+#define GSHMEMI_DEFINE_COPY(width, T, UNROLL)                                                        \
+    GSHMEMI_DEV void gshmemi_copy_w##width(T *dst, const T *src, size_t n, unsigned tid, unsigned nt) \
+    {                                                                                                 \
+        size_t i = tid;                                                                               \
+        const size_t stride = (size_t)nt;                                                             \
+        for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {                                 \
+            T v[UNROLL];                                                                              \
+            _Pragma("unroll") for (int u = 0; u < UNROLL; u++) v[u] = gshmemi_ld_cg_v##width(src + i + u * stride); \
+            _Pragma("unroll") for (int u = 0; u < UNROLL; u++) dst[i + u * stride] = v[u];            \
+        }                                                                                             \
+        for (; i < n; i += stride) dst[i] = gshmemi_ld_cg_v##width(src + i);                          \
+    }
+GSHMEMI_DEFINE_COPY(16, int4, 8)
+GSHMEMI_DEFINE_COPY(8, uint64_t, 8)
+GSHMEMI_DEFINE_COPY(4, uint32_t, 8)
+GSHMEMI_DEFINE_COPY(1, uint8_t, 4)
+#undef GSHMEMI_DEFINE_COPY
+
+/* Copies n bytes with threads tid of nt; uses the widest access both pointers allow after
+ * peeling a head that aligns them (when they share alignment modulo 16). */
+GSHMEMI_DEV void gshmemi_copy(void *dstv, const void *srcv, size_t n, unsigned tid, unsigned nt)
+{
+    char *dst = (char *)dstv;
+    const char *src = (const char *)srcv;
+    uintptr_t mis = ((uintptr_t)dst ^ (uintptr_t)src);
+    unsigned width = (mis & 15) == 0 ? 16 : (mis & 7) == 0 ? 8 : (mis & 3) == 0 ? 4 : 1;
+
+    if (width > 1) {
+        size_t head = (width - ((uintptr_t)dst & (width - 1))) & (width - 1);
+        if (head > n) head = n;
+        gshmemi_copy_w1((uint8_t *)dst, (const uint8_t *)src, head, tid, nt);
+        dst += head;
+        src += head;
+        n -= head;
+    }
+    size_t nvec = n / width;
+    switch (width) {
+    case 16: gshmemi_copy_w16((int4 *)dst, (const int4 *)src, nvec, tid, nt); break;
+    case 8: gshmemi_copy_w8((uint64_t *)dst, (const uint64_t *)src, nvec, tid, nt); break;
+    case 4: gshmemi_copy_w4((uint32_t *)dst, (const uint32_t *)src, nvec, tid, nt); break;
+    default: nvec = 0; break;
+    }
+    size_t done = nvec * width;
+    gshmemi_copy_w1((uint8_t *)dst + done, (const uint8_t *)src + done, n - done, tid, nt);
+}
+
+/* Thread-group scopes of the _warp and _block variants. */
+enum { GSHMEMI_SCOPE_THREAD = 0, GSHMEMI_SCOPE_WARP = 1, GSHMEMI_SCOPE_BLOCK = 2 };
+
+GSHMEMI_DEV unsigned gshmemi_scope_tid(int scope)
+{
+    if (scope == GSHMEMI_SCOPE_THREAD) return 0;
+    if (scope == GSHMEMI_SCOPE_WARP) return threadIdx.x & 31; /* lane of a full warp */
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+GSHMEMI_DEV unsigned gshmemi_scope_size(int scope)
+{
+    if (scope == GSHMEMI_SCOPE_THREAD) return 1;
+    if (scope == GSHMEMI_SCOPE_WARP) return 32;
+    return blockDim.x * blockDim.y * blockDim.z;
+}
+GSHMEMI_DEV void gshmemi_scope_sync(int scope)
+{
+    if (scope == GSHMEMI_SCOPE_WARP) __syncwarp();
+    else if (scope == GSHMEMI_SCOPE_BLOCK) __syncthreads();
+}
+
+#endif

@@ -1,0 +1,23 @@
+/* Per-module device state. Each CUDA translation unit that includes gshmem.h gets its own
+ * __constant__ copy (internal linkage, so no -rdc is needed) and registers, from a static
+ * constructor, a function that the runtime calls to fill that copy at shmem_init. The function is
+ * compiled into the user's module, so it uses the user's CUDA runtime and symbol table. */
+#ifndef GSHMEM_DEVICE_STATE_CUH
+#define GSHMEM_DEVICE_STATE_CUH
+
+#include <cuda_runtime.h>
+
+#include "gshmem/types.h"
+
+static __constant__ gshmemi_device_state_t gshmemi_dstate;
+
+static int gshmemi_module_update(const gshmemi_device_state_t *state, int device)
+{
+    cudaError_t err = cudaSetDevice(device);
+    if (err == cudaSuccess) err = cudaMemcpyToSymbol(gshmemi_dstate, state, sizeof(*state));
+    return (int)err;
+}
+
+__attribute__((constructor)) static void gshmemi_module_ctor(void) { gshmemi_module_register(gshmemi_module_update); }
+
+#endif

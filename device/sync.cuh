@@ -1,0 +1,113 @@
+/* Ordering, point-to-point waits and the device barrier. */
+#ifndef GSHMEM_DEVICE_SYNC_CUH
+#define GSHMEM_DEVICE_SYNC_CUH
+
+#include <stdio.h>
+
+#include "p2p.cuh"
+
+/* All prior stores of this thread to any PE are complete and visible system-wide. */
+GSHMEMI_DEV void gshmemi_quiet(void) { __threadfence_system(); }
+/* Orders this thread's prior stores before its later ones, per destination PE. Over P2P the
+ * same fence gives that ordering. */
+GSHMEMI_DEV void gshmemi_fence(void) { __threadfence_system(); }
+
+GSHMEMI_DEV int gshmemi_cmp(int cmp, long long a, long long b)
+{
+    switch (cmp) {
+    case SHMEM_CMP_EQ: return a == b;
+    case SHMEM_CMP_NE: return a != b;
+    case SHMEM_CMP_GT: return a > b;
+    case SHMEM_CMP_GE: return a >= b;
+    case SHMEM_CMP_LT: return a < b;
+    default: return a <= b;
+    }
+}
+GSHMEMI_DEV int gshmemi_cmp_u(int cmp, unsigned long long a, unsigned long long b)
+{
+    switch (cmp) {
+    case SHMEM_CMP_EQ: return a == b;
+    case SHMEM_CMP_NE: return a != b;
+    case SHMEM_CMP_GT: return a > b;
+    case SHMEM_CMP_GE: return a >= b;
+    case SHMEM_CMP_LT: return a < b;
+    default: return a <= b;
+    }
+}
+
+/* Bounded spinning: a wait on another PE that lasts longer than the runtime's device wait timeout
+ * is reported (routine, PE, address) and traps instead of hanging silently. */
+GSHMEMI_DEV void gshmemi_wait_check(uint64_t *start, uint32_t *spins, const char *what, const void *addr, int peer)
+{
+    if ((++*spins & 0xffff) != 0) return;
+    uint64_t now = gshmemi_globaltimer();
+    if (*start == 0) {
+        *start = now;
+        return;
+    }
+    if (gshmemi_dstate.wait_timeout_ns && now - *start > gshmemi_dstate.wait_timeout_ns) {
+        printf("gshmem: PE %d: %s waited more than %llu s (address %p, peer PE %d); see GSHMEM_DEVICE_WAIT_TIMEOUT\n",
+               gshmemi_dstate.my_pe, what, (unsigned long long)(gshmemi_dstate.wait_timeout_ns / 1000000000ull),
+               addr, peer);
+        __trap();
+    }
+}
+
+/* Waits until *ivar cmp value holds; the load that sees it is an acquire. */
+#define GSHMEMI_WAIT_UNTIL(T, ivar, cmp, value, what)                                                \
+    do {                                                                                             \
+        uint64_t start_ = 0;                                                                         \
+        uint32_t spins_ = 0;                                                                         \
+        for (;;) {                                                                                   \
+            T cur_;                                                                                  \
+            if (sizeof(T) == 8) {                                                                    \
+                uint64_t raw_ = gshmemi_ld_acquire_u64(ivar);                                        \
+                memcpy(&cur_, &raw_, 8);                                                             \
+            } else if (sizeof(T) == 4) {                                                             \
+                uint32_t raw_ = gshmemi_ld_acquire_u32(ivar);                                        \
+                memcpy(&cur_, &raw_, 4);                                                             \
+            } else {                                                                                 \
+                cur_ = *(volatile T *)(ivar);                                                        \
+            }                                                                                        \
+            if ((T)-1 < (T)0 ? gshmemi_cmp(cmp, (long long)cur_, (long long)(value))                 \
+                             : gshmemi_cmp_u(cmp, (unsigned long long)cur_, (unsigned long long)(value))) \
+                break;                                                                               \
+            gshmemi_wait_check(&start_, &spins_, what, ivar, -1);                                    \
+        }                                                                                            \
+        if (sizeof(T) < 4) __threadfence_system();                                                   \
+    } while (0)
+
+/* Device barrier over all PEs: every PE stores its new sequence number into its own word of every
+ * PE's flag array, then waits until all words reach it. One round; the counter only grows, so a
+ * fast PE already in the next barrier cannot be mistaken for a slow one. `lane`/`nlanes` split the
+ * peers among the calling threads. */
+GSHMEMI_DEV void gshmemi_barrier_all_lanes(unsigned lane, unsigned nlanes, uint64_t seq)
+{
+    const int me = gshmemi_dstate.my_pe, n = gshmemi_dstate.n_pes;
+    uint64_t *flags = gshmemi_dstate.barrier_flags;
+
+    for (int pe = (int)lane; pe < n; pe += (int)nlanes)
+        gshmemi_st_release_u64(gshmemi_peer_ptr(flags + me, pe), seq);
+    for (int pe = (int)lane; pe < n; pe += (int)nlanes) {
+        uint64_t start = 0;
+        uint32_t spins = 0;
+        while (gshmemi_ld_acquire_u64(flags + pe) < seq)
+            gshmemi_wait_check(&start, &spins, "shmem_barrier_all", flags + pe, pe);
+    }
+}
+
+GSHMEMI_DEV void gshmemi_barrier_all_scope(int scope)
+{
+    unsigned tid = gshmemi_scope_tid(scope), nt = gshmemi_scope_size(scope);
+    uint64_t seq;
+
+    gshmemi_scope_sync(scope);
+    __threadfence_system(); /* barrier = quiet + sync */
+    seq = *(volatile uint64_t *)gshmemi_dstate.barrier_seq + 1;
+    gshmemi_scope_sync(scope);
+    if (tid == 0) *(volatile uint64_t *)gshmemi_dstate.barrier_seq = seq;
+    gshmemi_barrier_all_lanes(tid, nt, seq);
+    gshmemi_scope_sync(scope);
+}
+
+#endif

@@ -1,0 +1,120 @@
+/* The device API: header-only inline CUDA. Included by gshmem.h when compiled by nvcc. */
+#ifndef GSHMEM_DEVICE_CUH
+#define GSHMEM_DEVICE_CUH
+
+#include <string.h>
+
+#include "device/p2p.cuh"
+#include "device/sync.cuh"
+
+#ifdef __CUDA_ARCH__
+#define GSHMEMI_HOSTDEV_BRANCH(device_code, host_code) device_code
+#else
+#define GSHMEMI_HOSTDEV_BRANCH(device_code, host_code) host_code
+#endif
+#define GSHMEMI_HD static __host__ __device__ __forceinline__
+#define GSHMEMI_D static __device__ __forceinline__
+
+GSHMEMI_HD int shmem_my_pe(void) { return GSHMEMI_HOSTDEV_BRANCH(gshmemi_dstate.my_pe, gshmemi_host_my_pe()); }
+GSHMEMI_HD int shmem_n_pes(void) { return GSHMEMI_HOSTDEV_BRANCH(gshmemi_dstate.n_pes, gshmemi_host_n_pes()); }
+GSHMEMI_HD void *shmem_ptr(const void *dest, int pe)
+{
+    return GSHMEMI_HOSTDEV_BRANCH(gshmemi_peer_ptr(dest, pe), gshmemi_host_ptr(dest, pe));
+}
+GSHMEMI_HD void shmem_quiet(void) { GSHMEMI_HOSTDEV_BRANCH(gshmemi_quiet(), gshmemi_host_quiet()); }
+GSHMEMI_HD void shmem_fence(void) { GSHMEMI_HOSTDEV_BRANCH(gshmemi_fence(), gshmemi_host_quiet()); }
+/* On the device: called by one thread per PE (the _warp/_block forms by the whole group). */
+GSHMEMI_HD void shmem_barrier_all(void)
+{
+    GSHMEMI_HOSTDEV_BRANCH(gshmemi_barrier_all_scope(GSHMEMI_SCOPE_THREAD), gshmemi_host_barrier_all());
+}
+GSHMEMI_D void shmemx_barrier_all_warp(void) { gshmemi_barrier_all_scope(GSHMEMI_SCOPE_WARP); }
+GSHMEMI_D void shmemx_barrier_all_block(void) { gshmemi_barrier_all_scope(GSHMEMI_SCOPE_BLOCK); }
+
+/* Blocking and _nbi RMA: over P2P both complete the loads before returning; _nbi stores become
+ * visible at the next shmem_quiet. */
+#define GSHMEMI_DEFINE_MEM_RMA(suffix, blocking)                                                             \
+    GSHMEMI_HD void shmem_putmem##suffix(void *dest, const void *source, size_t nelems, int pe)              \
+    {                                                                                                        \
+        GSHMEMI_HOSTDEV_BRANCH(gshmemi_put_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_THREAD),            \
+                               gshmemi_host_putmem(dest, source, nelems, pe, blocking));                     \
+    }                                                                                                        \
+    GSHMEMI_HD void shmem_getmem##suffix(void *dest, const void *source, size_t nelems, int pe)              \
+    {                                                                                                        \
+        GSHMEMI_HOSTDEV_BRANCH(gshmemi_get_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_THREAD),            \
+                               gshmemi_host_getmem(dest, source, nelems, pe, blocking));                     \
+    }                                                                                                        \
+    GSHMEMI_D void shmemx_putmem##suffix##_warp(void *dest, const void *source, size_t nelems, int pe)       \
+    {                                                                                                        \
+        gshmemi_put_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_WARP);                                     \
+    }                                                                                                        \
+    GSHMEMI_D void shmemx_putmem##suffix##_block(void *dest, const void *source, size_t nelems, int pe)      \
+    {                                                                                                        \
+        gshmemi_put_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_BLOCK);                                    \
+    }                                                                                                        \
+    GSHMEMI_D void shmemx_getmem##suffix##_warp(void *dest, const void *source, size_t nelems, int pe)       \
+    {                                                                                                        \
+        gshmemi_get_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_WARP);                                     \
+    }                                                                                                        \
+    GSHMEMI_D void shmemx_getmem##suffix##_block(void *dest, const void *source, size_t nelems, int pe)      \
+    {                                                                                                        \
+        gshmemi_get_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_BLOCK);                                    \
+    }
+GSHMEMI_DEFINE_MEM_RMA(, 1)
+GSHMEMI_DEFINE_MEM_RMA(_nbi, 0)
+#undef GSHMEMI_DEFINE_MEM_RMA
+
+/* Typed RMA, one definition for every type of GSHMEM_RMA_TYPES. */
+#define GSHMEMI_DEFINE_TYPED_RMA(name, T)                                                                     \
+    GSHMEMI_HD void shmem_##name##_p(T *dest, T value, int pe)                                                \
+    {                                                                                                         \
+        GSHMEMI_HOSTDEV_BRANCH(*(volatile T *)gshmemi_peer_ptr(dest, pe) = value,                             \
+                               gshmemi_host_putmem(dest, &value, sizeof(T), pe, 1));                          \
+    }                                                                                                         \
+    GSHMEMI_HD T shmem_##name##_g(const T *source, int pe)                                                    \
+    {                                                                                                         \
+        T value;                                                                                              \
+        GSHMEMI_HOSTDEV_BRANCH(value = *(const volatile T *)gshmemi_peer_ptr(source, pe),                     \
+                               gshmemi_host_getmem(&value, source, sizeof(T), pe, 1));                        \
+        return value;                                                                                         \
+    }                                                                                                         \
+    GSHMEMI_HD void shmem_##name##_put(T *dest, const T *source, size_t nelems, int pe)                       \
+    {                                                                                                         \
+        shmem_putmem(dest, source, nelems * sizeof(T), pe);                                                   \
+    }                                                                                                         \
+    GSHMEMI_HD void shmem_##name##_get(T *dest, const T *source, size_t nelems, int pe)                       \
+    {                                                                                                         \
+        shmem_getmem(dest, source, nelems * sizeof(T), pe);                                                   \
+    }                                                                                                         \
+    GSHMEMI_HD void shmem_##name##_put_nbi(T *dest, const T *source, size_t nelems, int pe)                   \
+    {                                                                                                         \
+        shmem_putmem_nbi(dest, source, nelems * sizeof(T), pe);                                               \
+    }                                                                                                         \
+    GSHMEMI_HD void shmem_##name##_get_nbi(T *dest, const T *source, size_t nelems, int pe)                   \
+    {                                                                                                         \
+        shmem_getmem_nbi(dest, source, nelems * sizeof(T), pe);                                               \
+    }                                                                                                         \
+    GSHMEMI_D void shmemx_##name##_put_warp(T *dest, const T *source, size_t nelems, int pe)                  \
+    {                                                                                                         \
+        shmemx_putmem_warp(dest, source, nelems * sizeof(T), pe);                                             \
+    }                                                                                                         \
+    GSHMEMI_D void shmemx_##name##_put_block(T *dest, const T *source, size_t nelems, int pe)                 \
+    {                                                                                                         \
+        shmemx_putmem_block(dest, source, nelems * sizeof(T), pe);                                            \
+    }                                                                                                         \
+    GSHMEMI_D void shmemx_##name##_get_warp(T *dest, const T *source, size_t nelems, int pe)                  \
+    {                                                                                                         \
+        shmemx_getmem_warp(dest, source, nelems * sizeof(T), pe);                                             \
+    }                                                                                                         \
+    GSHMEMI_D void shmemx_##name##_get_block(T *dest, const T *source, size_t nelems, int pe)                 \
+    {                                                                                                         \
+        shmemx_getmem_block(dest, source, nelems * sizeof(T), pe);                                            \
+    }                                                                                                         \
+    GSHMEMI_D void shmem_##name##_wait_until(T *ivar, int cmp, T value)                                       \
+    {                                                                                                         \
+        GSHMEMI_WAIT_UNTIL(T, ivar, cmp, value, "shmem_" #name "_wait_until");                               \
+    }
+GSHMEM_RMA_TYPES(GSHMEMI_DEFINE_TYPED_RMA)
+#undef GSHMEMI_DEFINE_TYPED_RMA
+
+#endif

@@ -1,0 +1,70 @@
+/* Bootstrap: the out-of-band exchange PEs use before (and beside) the symmetric heap.
+ * Every implementation fills one ops table; runtime/init.c picks one at shmem_init. */
+#ifndef GSHMEMI_BOOTSTRAP_H
+#define GSHMEMI_BOOTSTRAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gshmemi_bootstrap gshmemi_bootstrap_t;
+
+struct gshmemi_bootstrap {
+    int rank;       /* 0 .. nranks-1 */
+    int nranks;
+    void *impl;     /* implementation state */
+    /* Each op is collective over all ranks and returns GSHMEMI_OK or a negative status.
+     * Every wait is bounded by the bootstrap timeout and fails with GSHMEMI_ERR_TIMEOUT. */
+    /* buf holds nranks blocks of len bytes; block `rank` is this rank's input, all are output. */
+    int (*allgather)(gshmemi_bootstrap_t *bs, void *buf, size_t len);
+    /* sendbuf/recvbuf hold nranks blocks of len bytes: block j of sendbuf goes to rank j,
+     * block j of recvbuf comes from rank j. */
+    int (*alltoall)(gshmemi_bootstrap_t *bs, const void *sendbuf, void *recvbuf, size_t len);
+    int (*barrier)(gshmemi_bootstrap_t *bs);
+    /* root's len bytes of buf are copied to every rank's buf. */
+    int (*bcast)(gshmemi_bootstrap_t *bs, void *buf, size_t len, int root);
+    /* Releases everything; bs itself is freed too. */
+    int (*finalize)(gshmemi_bootstrap_t *bs);
+};
+
+/* The unique id: what a framework passes from rank 0 to every other rank.
+ * Opaque to users (shmemx_uniqueid_t has the same size). */
+#define GSHMEMI_UNIQUEID_BYTES 128
+typedef struct {
+    uint32_t magic;         /* GSHMEMI_UID_MAGIC */
+    uint32_t version;
+    uint8_t addr[16];       /* IPv4 (first 4 bytes, network order) of rank 0's listener */
+    uint16_t port;          /* network order */
+    uint16_t family;        /* AF_INET */
+    uint32_t reserved;
+    uint64_t key[2];        /* random job key every joiner must present */
+    uint8_t pad[GSHMEMI_UNIQUEID_BYTES - 48];
+} gshmemi_uid_t;
+#define GSHMEMI_UID_MAGIC 0x47534855u /* "GSHU" */
+
+/* Creates a listener (kept open in this process, so the caller becomes rank 0) and fills uid. */
+int gshmemi_uid_create(gshmemi_uid_t *uid);
+/* Text form for environment variables: hex of the whole struct. out needs 2*sizeof+1 bytes. */
+void gshmemi_uid_to_string(const gshmemi_uid_t *uid, char *out);
+int gshmemi_uid_from_string(const char *text, gshmemi_uid_t *uid);
+/* Adopts an already listening socket (passed by gshmemrun to rank 0) for the uid it was made for. */
+int gshmemi_uid_adopt_listener(int fd, const gshmemi_uid_t *uid);
+
+/* Joins the job described by uid as rank/nranks. timeout_s bounds every wait. */
+int gshmemi_bootstrap_uid_init(const gshmemi_uid_t *uid, int rank, int nranks, double timeout_s,
+                               gshmemi_bootstrap_t **out);
+/* PMIx: rank and size come from the PMIx server (mpirun, srun --mpi=pmix).
+ * Returns GSHMEMI_ERR_UNSUPPORTED when built without PMIx. */
+int gshmemi_bootstrap_pmix_init(double timeout_s, gshmemi_bootstrap_t **out);
+/* True when the environment looks like a PMIx launch (PMIX_RANK / PMIX_NAMESPACE set). */
+int gshmemi_bootstrap_pmix_detected(void);
+/* One process, no launcher. */
+int gshmemi_bootstrap_single_init(gshmemi_bootstrap_t **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

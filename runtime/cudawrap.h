@@ -1,0 +1,72 @@
+/* The CUDA driver API, reached through the runtime's entry-point query so that nothing links
+ * libcuda: libgshmem and its CPU tests load on machines without a driver, and shmem_init reports
+ * a missing driver as an error. */
+#ifndef GSHMEMI_CUDAWRAP_H
+#define GSHMEMI_CUDAWRAP_H
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include "log.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GSHMEMI_DRIVER_FUNCS(X)                                                                   \
+    X(cuGetErrorString)                                                                           \
+    X(cuDeviceGet)                                                                                \
+    X(cuDeviceGetAttribute)                                                                       \
+    X(cuDeviceCanAccessPeer)                                                                      \
+    X(cuDeviceGetUuid)                                                                            \
+    X(cuDevicePrimaryCtxRetain)                                                                   \
+    X(cuDevicePrimaryCtxRelease)                                                                  \
+    X(cuCtxGetCurrent)                                                                            \
+    X(cuCtxSetCurrent)                                                                            \
+    X(cuCtxGetDevice)                                                                             \
+    X(cuMemAddressReserve)                                                                        \
+    X(cuMemAddressFree)                                                                           \
+    X(cuMemCreate)                                                                                \
+    X(cuMemRelease)                                                                               \
+    X(cuMemMap)                                                                                   \
+    X(cuMemUnmap)                                                                                 \
+    X(cuMemSetAccess)                                                                             \
+    X(cuMemGetAllocationGranularity)                                                              \
+    X(cuMemExportToShareableHandle)                                                               \
+    X(cuMemImportFromShareableHandle)
+
+typedef struct {
+#define GSHMEMI_DRIVER_FIELD(fn) __typeof__(&fn) fn;
+    GSHMEMI_DRIVER_FUNCS(GSHMEMI_DRIVER_FIELD)
+#undef GSHMEMI_DRIVER_FIELD
+} gshmemi_driver_t;
+
+extern gshmemi_driver_t gshmemi_cu;
+
+/* Loads every entry point; a clear error when there is no driver or no GPU. */
+int gshmemi_driver_load(void);
+
+const char *gshmemi_cu_errstr(CUresult res);
+
+#define GSHMEMI_CUCHECK(call)                                                                     \
+    do {                                                                                          \
+        CUresult gshmemi_cures_ = gshmemi_cu.call;                                                \
+        if (gshmemi_cures_ != CUDA_SUCCESS) {                                                     \
+            GSHMEMI_ERROR("cuda", "%s failed: %s", #call, gshmemi_cu_errstr(gshmemi_cures_));     \
+            return GSHMEMI_ERR_CUDA;                                                              \
+        }                                                                                         \
+    } while (0)
+
+#define GSHMEMI_CUDACHECK(call)                                                                   \
+    do {                                                                                          \
+        cudaError_t gshmemi_cerr_ = (call);                                                       \
+        if (gshmemi_cerr_ != cudaSuccess) {                                                       \
+            GSHMEMI_ERROR("cuda", "%s failed: %s", #call, cudaGetErrorString(gshmemi_cerr_));     \
+            return GSHMEMI_ERR_CUDA;                                                              \
+        }                                                                                         \
+    } while (0)
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,59 @@
+/* Every environment variable gshmem reads, in one table. Nothing else calls getenv().
+ * Row: X(NAME, TYPE, DEFAULT, DOC); the variable is GSHMEM_<NAME>, the field gshmemi_env.NAME. */
+#ifndef GSHMEMI_ENV_H
+#define GSHMEMI_ENV_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GSHMEMI_ENV_TABLE(X)                                                                          \
+    X(SYMMETRIC_SIZE, size, "1G", "Bytes of symmetric heap per PE; suffixes K, M, G, T (powers of 1024)") \
+    X(BOOTSTRAP, bootstrap, "auto", "How PEs find each other: pmix | uid | auto (uid when set by gshmemrun, else pmix when launched by PMIx, else one PE)") \
+    X(DEBUG, loglevel, "warn", "Log level: none | warn | info | trace")                              \
+    X(BOOTSTRAP_TIMEOUT, seconds, "120", "Seconds any bootstrap wait on another process may take before it fails") \
+    X(BOOTSTRAP_UID, string, "", "Unique id (hex) of a uid bootstrap; set by gshmemrun")             \
+    X(BOOTSTRAP_LISTEN_FD, int, "-1", "Listening socket rank 0 inherits from gshmemrun")             \
+    X(RANK, int, "-1", "This PE's rank in a uid bootstrap; set by gshmemrun")                         \
+    X(NRANKS, int, "-1", "Number of PEs in a uid bootstrap; set by gshmemrun")                        \
+    X(LOCAL_RANK, int, "-1", "Rank among the PEs of this host; set by gshmemrun (PMIx gives its own)") \
+    X(DEVICE, int, "-1", "CUDA device of this PE; -1: the device of the current context, else local rank modulo device count") \
+    X(HEAP_GROWTH, size, "32M", "Smallest step by which the physical backing of the heap grows (rounded to the allocation granularity)") \
+    X(PEER_TIMEOUT, seconds, "60", "Seconds a host-side wait on a same-host peer (heap growth handles) may take") \
+    X(DEVICE_WAIT_TIMEOUT, seconds, "120", "Seconds a device-side wait on another PE (barrier, wait_until) may spin before it reports and traps")
+
+/* C type of each TYPE column value. */
+typedef size_t gshmemi_env_size_t;
+typedef int gshmemi_env_int_t;
+typedef double gshmemi_env_seconds_t;
+typedef const char *gshmemi_env_string_t;
+typedef int gshmemi_env_loglevel_t;  /* GSHMEMI_LOG_* */
+typedef int gshmemi_env_bootstrap_t; /* GSHMEMI_BOOTSTRAP_* */
+
+enum { GSHMEMI_BOOTSTRAP_AUTO = 0, GSHMEMI_BOOTSTRAP_PMIX = 1, GSHMEMI_BOOTSTRAP_UID = 2 };
+
+typedef struct {
+#define GSHMEMI_ENV_FIELD(name, type, def, doc) gshmemi_env_##type##_t name;
+    GSHMEMI_ENV_TABLE(GSHMEMI_ENV_FIELD)
+#undef GSHMEMI_ENV_FIELD
+} gshmemi_env_t;
+
+extern gshmemi_env_t gshmemi_env;
+
+/* Fills env from get(name) (NULL = unset -> default). A malformed value logs the variable, the
+ * value and what is accepted, and returns GSHMEMI_ERR_INVALID. */
+int gshmemi_env_load(const char *(*get)(const char *name), gshmemi_env_t *env);
+/* Loads gshmemi_env from the process environment once; later calls return the first result. */
+int gshmemi_env_init(void);
+/* Prints every variable: name, type, default, current value, doc. */
+void gshmemi_env_print(FILE *out, const gshmemi_env_t *env);
+/* Parses "1G", "512M", "4096"; exposed for tests. */
+int gshmemi_parse_size(const char *text, size_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

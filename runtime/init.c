@@ -1,0 +1,340 @@
+/* shmem_init / shmem_finalize: bootstrap, device choice, peer exchange, heap, transports. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "../transports/transport.h"
+#include "gshmem.h"
+#include "state.h"
+
+gshmemi_state_t gshmemi_state;
+
+_Static_assert(sizeof(shmemx_uniqueid_t) == sizeof(gshmemi_uid_t), "uniqueid layout");
+
+/* Transports in order of preference; the first that reaches a peer serves it. */
+static const gshmemi_transport_t *const transports[] = {&gshmemi_transport_p2p};
+
+/* ---- device modules ---- */
+#define GSHMEMI_MAX_MODULES 1024
+static gshmemi_module_update_fn modules[GSHMEMI_MAX_MODULES];
+static int n_modules;
+
+void gshmemi_module_register(gshmemi_module_update_fn update)
+{
+    if (n_modules == GSHMEMI_MAX_MODULES) {
+        GSHMEMI_ERROR("init", "more than %d CUDA translation units include gshmem.h", GSHMEMI_MAX_MODULES);
+        return;
+    }
+    modules[n_modules++] = update;
+    /* A module loaded after shmem_init (dlopen) gets the state at once. */
+    if (gshmemi_state.initialized) {
+        int err = update(&gshmemi_state.dstate, gshmemi_state.device);
+        if (err) GSHMEMI_ERROR("init", "setting the device state of a late-loaded module failed: %s", cudaGetErrorString((cudaError_t)err));
+    }
+}
+
+int gshmemi_modules_update(void)
+{
+    for (int i = 0; i < n_modules; i++) {
+        int err = modules[i](&gshmemi_state.dstate, gshmemi_state.device);
+        if (err) {
+            GSHMEMI_ERROR("init", "setting the device state of module %d failed: %s", i, cudaGetErrorString((cudaError_t)err));
+            return GSHMEMI_ERR_CUDA;
+        }
+    }
+    return GSHMEMI_OK;
+}
+
+int gshmemi_in_heap(const void *ptr, size_t len)
+{
+    const char *p = (const char *)ptr, *base = gshmemi_state.heap.my_base;
+    return p >= base && p <= base + gshmemi_state.heap.region && len <= (size_t)(base + gshmemi_state.heap.region - p);
+}
+
+/* ---- bootstrap choice ---- */
+static int bootstrap_open(unsigned flags, const shmemx_init_attr_t *attr, gshmemi_bootstrap_t **bs)
+{
+    const double tmo = gshmemi_env.BOOTSTRAP_TIMEOUT;
+    int mode = gshmemi_env.BOOTSTRAP;
+
+    if (flags == SHMEMX_INIT_WITH_UNIQUEID) {
+        if (!attr) {
+            GSHMEMI_ERROR("init", "shmemx_init_attr: attr is NULL with SHMEMX_INIT_WITH_UNIQUEID");
+            return GSHMEMI_ERR_INVALID;
+        }
+        return gshmemi_bootstrap_uid_init((const gshmemi_uid_t *)&attr->uid, attr->rank, attr->nranks, tmo, bs);
+    }
+    if (flags == SHMEMX_INIT_WITH_PMIX) return gshmemi_bootstrap_pmix_init(tmo, bs);
+    if (flags != SHMEMX_INIT_DEFAULT) {
+        GSHMEMI_ERROR("init", "shmemx_init_attr: unknown flags %u", flags);
+        return GSHMEMI_ERR_INVALID;
+    }
+    if (mode == GSHMEMI_BOOTSTRAP_AUTO)
+        mode = gshmemi_env.BOOTSTRAP_UID[0] ? GSHMEMI_BOOTSTRAP_UID
+               : gshmemi_bootstrap_pmix_detected() ? GSHMEMI_BOOTSTRAP_PMIX : -1;
+    if (mode == GSHMEMI_BOOTSTRAP_PMIX) return gshmemi_bootstrap_pmix_init(tmo, bs);
+    if (mode == GSHMEMI_BOOTSTRAP_UID) {
+        gshmemi_uid_t uid;
+        if (!gshmemi_env.BOOTSTRAP_UID[0] || gshmemi_env.RANK < 0 || gshmemi_env.NRANKS < 1) {
+            GSHMEMI_ERROR("init", "GSHMEM_BOOTSTRAP=uid needs GSHMEM_BOOTSTRAP_UID, GSHMEM_RANK and GSHMEM_NRANKS (start the PEs with gshmemrun, or use shmemx_init_attr)");
+            return GSHMEMI_ERR_INVALID;
+        }
+        GSHMEMI_CHECK(gshmemi_uid_from_string(gshmemi_env.BOOTSTRAP_UID, &uid));
+        if (gshmemi_env.BOOTSTRAP_LISTEN_FD >= 0) GSHMEMI_CHECK(gshmemi_uid_adopt_listener(gshmemi_env.BOOTSTRAP_LISTEN_FD, &uid));
+        return gshmemi_bootstrap_uid_init(&uid, gshmemi_env.RANK, gshmemi_env.NRANKS, tmo, bs);
+    }
+    return gshmemi_bootstrap_single_init(bs);
+}
+
+static uint64_t host_hash(void)
+{
+    char buf[320] = {0};
+    uint64_t h = 1469598103934665603ull;
+    int fd;
+
+    gethostname(buf, 255);
+    fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, buf + 256, 60);
+        (void)n;
+        close(fd);
+    }
+    for (size_t i = 0; i < sizeof(buf); i++) h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
+    return h;
+}
+
+static int select_device(int local_index)
+{
+    CUcontext cur = NULL;
+    int ndev = 0;
+
+    GSHMEMI_CUDACHECK(cudaGetDeviceCount(&ndev));
+    if (gshmemi_env.DEVICE >= 0) {
+        if (gshmemi_env.DEVICE >= ndev) {
+            GSHMEMI_ERROR("init", "GSHMEM_DEVICE=%d but this process sees %d GPUs", gshmemi_env.DEVICE, ndev);
+            return GSHMEMI_ERR_INVALID;
+        }
+        gshmemi_state.device = gshmemi_env.DEVICE;
+    } else if (gshmemi_cu.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur) {
+        CUdevice d;
+        GSHMEMI_CUCHECK(cuCtxGetDevice(&d));
+        gshmemi_state.device = (int)d;
+    } else {
+        gshmemi_state.device = local_index % ndev;
+    }
+    GSHMEMI_CUCHECK(cuDeviceGet(&gshmemi_state.cudev, gshmemi_state.device));
+    GSHMEMI_CUCHECK(cuDevicePrimaryCtxRetain(&gshmemi_state.ctx, gshmemi_state.cudev));
+    GSHMEMI_CUCHECK(cuCtxSetCurrent(gshmemi_state.ctx));
+    GSHMEMI_CUDACHECK(cudaSetDevice(gshmemi_state.device));
+    return GSHMEMI_OK;
+}
+
+static int exchange_peers(void)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    gshmemi_peer_info_t *me;
+
+    st->peers = calloc((size_t)st->n_pes, sizeof(*st->peers));
+    st->local_pe = calloc((size_t)st->n_pes, sizeof(int));
+    if (!st->peers || !st->local_pe) return GSHMEMI_ERR_NOMEM;
+    me = &st->peers[st->my_pe];
+    me->host_hash = host_hash();
+    me->pid = (int32_t)getpid();
+    GSHMEMI_CHECK(st->bs->allgather(st->bs, st->peers, sizeof(*st->peers)));
+    st->local_size = 0;
+    for (int pe = 0; pe < st->n_pes; pe++) {
+        if (st->peers[pe].host_hash != me->host_hash) continue;
+        if (pe == st->my_pe) st->my_local = st->local_size;
+        st->local_pe[st->local_size++] = pe;
+    }
+    GSHMEMI_CHECK(select_device(st->my_local));
+    me->local_index = st->my_local;
+    GSHMEMI_CUCHECK(cuDeviceGetUuid(&me->uuid, st->cudev));
+    return st->bs->allgather(st->bs, st->peers, sizeof(*st->peers));
+}
+
+static int setup_heap_and_transports(void)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    gshmemi_heap_config_t cfg;
+    int *reachable = calloc((size_t)st->local_size, sizeof(int));
+    uint64_t job_key = 0;
+    size_t off;
+    int rc;
+
+    st->pe_transport = calloc((size_t)st->n_pes, sizeof(*st->pe_transport));
+    st->peer_base = calloc((size_t)st->n_pes, sizeof(char *));
+    if (!reachable || !st->pe_transport || !st->peer_base) {
+        free(reachable);
+        return GSHMEMI_ERR_NOMEM;
+    }
+    for (int pe = 0; pe < st->n_pes; pe++) {
+        for (size_t t = 0; t < sizeof(transports) / sizeof(transports[0]) && !st->pe_transport[pe]; t++) {
+            int ok = 0;
+            rc = transports[t]->can_reach(st, pe, &ok);
+            if (rc != GSHMEMI_OK) goto out;
+            if (ok) st->pe_transport[pe] = transports[t];
+        }
+        if (!st->pe_transport[pe]) {
+            GSHMEMI_ERROR("init", "no transport reaches PE %d (another host, or a GPU without P2P access to ours); this build has only the p2p transport", pe);
+            rc = GSHMEMI_ERR_UNSUPPORTED;
+            goto out;
+        }
+        if (st->peers[pe].host_hash == st->peers[st->my_pe].host_hash && st->pe_transport[pe] == &gshmemi_transport_p2p)
+            reachable[st->peers[pe].local_index] = 1;
+    }
+    if (st->my_pe == 0 && getrandom(&job_key, sizeof(job_key), 0) != sizeof(job_key)) job_key = (uint64_t)getpid() * 2654435761u;
+    rc = st->bs->bcast(st->bs, &job_key, sizeof(job_key), 0);
+    if (rc != GSHMEMI_OK) goto out;
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.device = st->cudev;
+    cfg.heap_size = gshmemi_env.SYMMETRIC_SIZE;
+    cfg.growth_min = gshmemi_env.HEAP_GROWTH;
+    cfg.local_size = st->local_size;
+    cfg.my_local = st->my_local;
+    cfg.reachable = reachable;
+    cfg.job_key = job_key;
+    cfg.peer_timeout = gshmemi_env.PEER_TIMEOUT;
+    rc = gshmemi_heap_init(&st->heap, &cfg);
+    if (rc != GSHMEMI_OK) goto out;
+    /* Every peer's handle socket must exist before the first growth. */
+    rc = st->bs->barrier(st->bs);
+    if (rc != GSHMEMI_OK) goto out;
+    for (int pe = 0; pe < st->n_pes; pe++)
+        if (st->pe_transport[pe] == &gshmemi_transport_p2p) st->peer_base[pe] = gshmemi_heap_local_base(&st->heap, st->peers[pe].local_index);
+
+    /* Runtime-owned symmetric words: the barrier flags, then this PE's barrier counter. */
+    rc = gshmemi_alloc_alloc(st->heap.alloc, (size_t)st->n_pes * sizeof(uint64_t) + 128, 128, &off);
+    if (rc != GSHMEMI_OK) goto out;
+    rc = gshmemi_heap_ensure_backed(&st->heap, gshmemi_alloc_high_water(st->heap.alloc));
+    if (rc != GSHMEMI_OK) goto out;
+    GSHMEMI_CUDACHECK(cudaMemset(st->heap.my_base + off, 0, (size_t)st->n_pes * sizeof(uint64_t) + 128));
+    st->dstate.barrier_flags = (uint64_t *)(st->heap.my_base + off);
+    st->dstate.barrier_seq = (uint64_t *)(st->heap.my_base + off + (size_t)st->n_pes * sizeof(uint64_t));
+    rc = GSHMEMI_OK;
+out:
+    free(reachable);
+    return rc;
+}
+
+static int build_device_state(void)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    gshmemi_device_state_t *ds = &st->dstate;
+
+    GSHMEMI_CUDACHECK(cudaMalloc((void **)&st->d_peer_base, (size_t)st->n_pes * sizeof(char *)));
+    GSHMEMI_CUDACHECK(cudaMemcpy(st->d_peer_base, st->peer_base, (size_t)st->n_pes * sizeof(char *), cudaMemcpyHostToDevice));
+    ds->initialized = 1;
+    ds->my_pe = st->my_pe;
+    ds->n_pes = st->n_pes;
+    ds->heap_base = st->heap.my_base;
+    ds->heap_size = st->heap.region;
+    ds->peer_base = st->d_peer_base;
+    ds->wait_timeout_ns = (uint64_t)(gshmemi_env.DEVICE_WAIT_TIMEOUT * 1e9);
+    for (int pe = 0; pe < st->n_pes && pe < GSHMEMI_CONST_PEERS; pe++) ds->peer_base_c[pe] = st->peer_base[pe];
+    return GSHMEMI_OK;
+}
+
+static int init_impl(unsigned flags, shmemx_init_attr_t *attr)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+
+    if (st->initialized) return GSHMEMI_OK;
+    GSHMEMI_CHECK(gshmemi_env_init());
+    GSHMEMI_CHECK(gshmemi_driver_load());
+    GSHMEMI_CHECK(bootstrap_open(flags, attr, &st->bs));
+    st->my_pe = st->bs->rank;
+    st->n_pes = st->bs->nranks;
+    gshmemi_log_pe = st->my_pe;
+    GSHMEMI_CHECK(exchange_peers());
+    GSHMEMI_CHECK(setup_heap_and_transports());
+    GSHMEMI_CUDACHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
+    GSHMEMI_CHECK(build_device_state());
+    st->initialized = 1;
+    GSHMEMI_CHECK(gshmemi_modules_update());
+    GSHMEMI_CHECK(st->bs->barrier(st->bs));
+    GSHMEMI_INFO("init", "PE %d of %d, local %d of %d, GPU %d", st->my_pe, st->n_pes, st->my_local, st->local_size, st->device);
+    return GSHMEMI_OK;
+}
+
+int shmemx_init_attr(unsigned flags, shmemx_init_attr_t *attr)
+{
+    int rc = init_impl(flags, attr);
+    if (rc != GSHMEMI_OK) GSHMEMI_ERROR("init", "shmem initialization failed: %s", gshmemi_strerror(rc));
+    return rc;
+}
+
+void shmem_init(void)
+{
+    if (shmemx_init_attr(SHMEMX_INIT_DEFAULT, NULL) != GSHMEMI_OK) exit(EXIT_FAILURE);
+}
+
+int shmemx_get_uniqueid(shmemx_uniqueid_t *uid)
+{
+    if (!uid) {
+        GSHMEMI_ERROR("init", "shmemx_get_uniqueid: uid is NULL");
+        return GSHMEMI_ERR_INVALID;
+    }
+    GSHMEMI_CHECK(gshmemi_env_init());
+    return gshmemi_uid_create((gshmemi_uid_t *)uid);
+}
+
+int shmemx_set_attr_uniqueid_args(int rank, int nranks, const shmemx_uniqueid_t *uid, shmemx_init_attr_t *attr)
+{
+    if (!uid || !attr || nranks < 1 || rank < 0 || rank >= nranks) {
+        GSHMEMI_ERROR("init", "shmemx_set_attr_uniqueid_args: bad arguments (rank %d, nranks %d, uid %p, attr %p)", rank, nranks,
+                      (const void *)uid, (void *)attr);
+        return GSHMEMI_ERR_INVALID;
+    }
+    memset(attr, 0, sizeof(*attr));
+    attr->version = SHMEMX_INIT_ATTR_VERSION;
+    attr->rank = rank;
+    attr->nranks = nranks;
+    attr->uid = *uid;
+    return GSHMEMI_OK;
+}
+
+void shmem_finalize(void)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+
+    if (!st->initialized) return;
+    /* Nobody may touch a peer's heap once it starts unmapping. */
+    cudaDeviceSynchronize();
+    if (st->bs->barrier(st->bs) != GSHMEMI_OK) GSHMEMI_WARN("finalize", "the final barrier failed; tearing down anyway");
+    gshmemi_heap_fini(&st->heap);
+    cudaFree(st->d_peer_base);
+    cudaStreamDestroy(st->stream);
+    st->bs->finalize(st->bs);
+    gshmemi_cu.cuDevicePrimaryCtxRelease(st->cudev);
+    free(st->peers);
+    free(st->local_pe);
+    free(st->pe_transport);
+    free(st->peer_base);
+    memset(st, 0, sizeof(*st));
+    gshmemi_log_pe = -1;
+}
+
+void shmem_global_exit(int status)
+{
+    GSHMEMI_WARN("exit", "shmem_global_exit(%d)", status);
+    fflush(NULL);
+    /* gshmemrun and PMIx launchers stop the other PEs when one exits with an error. */
+    _exit(status);
+}
+
+void shmem_info_get_version(int *major, int *minor)
+{
+    if (major) *major = SHMEM_MAJOR_VERSION;
+    if (minor) *minor = SHMEM_MINOR_VERSION;
+}
+
+void shmem_info_get_name(char *name)
+{
+    if (name) snprintf(name, SHMEM_MAX_NAME_LEN, "%s %d.%d.%d", SHMEM_VENDOR_STRING, GSHMEM_VERSION_MAJOR,
+                       GSHMEM_VERSION_MINOR, GSHMEM_VERSION_PATCH);
+}

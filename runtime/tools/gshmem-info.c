@@ -1,0 +1,18 @@
+/* gshmem-info: version and every environment variable with its default, value and doc. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gshmem/types.h"
+#include "runtime/env.h"
+
+int main(int argc, char **argv)
+{
+    int rc = gshmemi_env_init();
+
+    printf("gshmem %d.%d.%d (OpenSHMEM %d.%d)\n", GSHMEM_VERSION_MAJOR, GSHMEM_VERSION_MINOR, GSHMEM_VERSION_PATCH,
+           SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
+    if (argc > 1 && strcmp(argv[1], "--version") == 0) return 0;
+    printf("\nEnvironment variables:\n");
+    gshmemi_env_print(stdout, &gshmemi_env);
+    return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,48 @@
+/* P2P over NVLink/PCIe: peers of this host whose GPU ours can access (or the same GPU). Their heaps
+ * are mapped into our reservation, so host RMA is a copy-engine memcpy between mapped addresses. */
+#include <string.h>
+
+#include "../transport.h"
+
+static int p2p_can_reach(gshmemi_state_t *st, int pe, int *reachable)
+{
+    const gshmemi_peer_info_t *peer = &st->peers[pe];
+    int ndev = 0;
+
+    *reachable = 0;
+    if (peer->host_hash != st->peers[st->my_pe].host_hash) return GSHMEMI_OK;
+    GSHMEMI_CUDACHECK(cudaGetDeviceCount(&ndev));
+    for (int d = 0; d < ndev; d++) {
+        CUdevice dev;
+        CUuuid uuid;
+        GSHMEMI_CUCHECK(cuDeviceGet(&dev, d));
+        GSHMEMI_CUCHECK(cuDeviceGetUuid(&uuid, dev));
+        if (memcmp(&uuid, &peer->uuid, sizeof(uuid)) != 0) continue;
+        if (dev == st->cudev) *reachable = 1;
+        else GSHMEMI_CUCHECK(cuDeviceCanAccessPeer(reachable, st->cudev, dev));
+        return GSHMEMI_OK;
+    }
+    /* The peer's GPU is not visible here (CUDA_VISIBLE_DEVICES): not reachable by P2P. */
+    return GSHMEMI_OK;
+}
+
+static int p2p_put(gshmemi_state_t *st, void *dest, const void *src, size_t n, int pe, cudaStream_t stream)
+{
+    char *remote = st->peer_base[pe] + ((char *)dest - st->heap.my_base);
+    GSHMEMI_CUDACHECK(cudaMemcpyAsync(remote, src, n, cudaMemcpyDefault, stream));
+    return GSHMEMI_OK;
+}
+
+static int p2p_get(gshmemi_state_t *st, void *dest, const void *src, size_t n, int pe, cudaStream_t stream)
+{
+    const char *remote = st->peer_base[pe] + ((const char *)src - st->heap.my_base);
+    GSHMEMI_CUDACHECK(cudaMemcpyAsync(dest, remote, n, cudaMemcpyDefault, stream));
+    return GSHMEMI_OK;
+}
+
+const gshmemi_transport_t gshmemi_transport_p2p = {
+    .name = "p2p",
+    .can_reach = p2p_can_reach,
+    .put = p2p_put,
+    .get = p2p_get,
+};

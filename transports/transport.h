@@ -1,0 +1,26 @@
+/* A transport: how this PE reaches another. Each fills one ops table; runtime/init.c picks one
+ * per peer at init and never branches on the transport again. */
+#ifndef GSHMEMI_TRANSPORT_H
+#define GSHMEMI_TRANSPORT_H
+
+#include "../runtime/state.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gshmemi_transport {
+    const char *name;
+    /* *reachable = 1 when this transport can reach pe (called once per peer after the info exchange). */
+    int (*can_reach)(gshmemi_state_t *st, int pe, int *reachable);
+    /* Host-initiated RMA enqueued on stream; dest/src: one symmetric and one local address. */
+    int (*put)(gshmemi_state_t *st, void *dest, const void *src, size_t n, int pe, cudaStream_t stream);
+    int (*get)(gshmemi_state_t *st, void *dest, const void *src, size_t n, int pe, cudaStream_t stream);
+} gshmemi_transport_t;
+
+extern const gshmemi_transport_t gshmemi_transport_p2p;
+
+#ifdef __cplusplus
+}
+#endif
+#endif
