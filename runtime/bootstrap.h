@@ -52,6 +52,12 @@ void gshmemi_uid_to_string(const gshmemi_uid_t *uid, char *out);
 int gshmemi_uid_from_string(const char *text, gshmemi_uid_t *uid);
 /* Adopts an already listening socket (passed by gshmemrun to rank 0) for the uid it was made for. */
 int gshmemi_uid_adopt_listener(int fd, const gshmemi_uid_t *uid);
+/* The listening socket this process holds for uid (from create or adopt), or -1.
+ * gshmemrun uses it to hand the listener to rank 0. */
+int gshmemi_uid_listener_fd(const gshmemi_uid_t *uid);
+/* Closes this process's listener, if any: for a creator that will not be rank 0 itself
+ * (gshmemrun after it has started rank 0). A later join as rank 0 in this process fails. */
+void gshmemi_uid_close_listener(void);
 
 /* Joins the job described by uid as rank/nranks. timeout_s bounds every wait. */
 int gshmemi_bootstrap_uid_init(const gshmemi_uid_t *uid, int rank, int nranks, double timeout_s,

@@ -27,7 +27,7 @@
         }                                                                                          \
     } while (0)
 
-static void gt_skip_without_gpu(void)
+static inline void gt_skip_without_gpu(void)
 {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
@@ -69,7 +69,7 @@ static __global__ void gt_verify(const unsigned char *p, size_t n, int src_pe, u
 static unsigned long long *gt_counters;
 
 /* Returns the number of wrong bytes of p (device memory) against src_pe's pattern. */
-static unsigned long long gt_check(const unsigned char *p, size_t n, int src_pe, unsigned tag, unsigned char guard,
+static inline unsigned long long gt_check(const unsigned char *p, size_t n, int src_pe, unsigned tag, unsigned char guard,
                                    unsigned long long *first)
 {
     unsigned long long h[2];

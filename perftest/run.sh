@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds gshmem in ./build and runs the bundled perftests on this
+# host's GPUs with 2 PEs (one per GPU where there are two or more). Extra arguments go to every
+# perftest (e.g. --json). Exits non-zero, saying so, on a host without a GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source test/install-deps.sh --perftests
+
+ngpus=0
+if command -v nvidia-smi >/dev/null 2>&1; then ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true); fi
+if [ "$ngpus" -lt 1 ]; then
+    echo "perftest: no NVIDIA GPU on this host (nvidia-smi finds none); the perftests need GPUs" >&2
+    exit 1
+fi
+
+build=${GSHMEM_BUILD_DIR:-build}
+[ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release
+ninja -C "$build"
+
+export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+[ "$ngpus" -lt 2 ] && echo "perftest: one GPU: both PEs share it (time-sliced without MPS; figures are not NVLink figures)"
+run="$build/runtime/tools/gshmemrun -n 2 --timeout 300"
+pt="$build/perftest"
+$run "$pt/put_bw" -b 1K -e 256M -f 4 -c 32 -t 256 "$@"
+$run "$pt/get_bw" -b 1K -e 256M -f 4 -c 32 -t 256 "$@"
+$run "$pt/p_latency" "$@"

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs every GPU functional test with N PEs: run-suite.sh BUILD_DIR N [test ...]
+# With more PEs than GPUs, PEs share GPUs; an MPS daemon is started for the run (without it the
+# kernels of PEs on one GPU are time-sliced and a spinning PE can starve its peer), and each PE
+# gets its share of the SMs. The GPU's compute mode is never changed.
+set -uo pipefail
+build=$1 npes=$2
+shift 2
+tests=("$@")
+[ ${#tests[@]} -eq 0 ] && tests=(rma heap barrier modules)
+export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+export GSHMEM_SYMMETRIC_SIZE=${GSHMEM_SYMMETRIC_SIZE:-2G}
+
+ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+if [ "${ngpus:-0}" -lt 1 ]; then echo "run-suite: no GPU" >&2; exit 77; fi
+mps=0
+if [ "$npes" -gt "$ngpus" ]; then
+    export CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d) CUDA_MPS_LOG_DIRECTORY=$(mktemp -d)
+    nvidia-cuda-mps-control -d || { echo "run-suite: cannot start MPS" >&2; exit 1; }
+    mps=1
+    per_gpu=$(( (npes + ngpus - 1) / ngpus ))
+    export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$(( 100 / per_gpu ))
+    trap 'echo quit | nvidia-cuda-mps-control' EXIT
+fi
+
+fail=0 pass=0
+for t in "${tests[@]}"; do
+    start=$(date +%s%N)
+    if timeout 600 "$build/runtime/tools/gshmemrun" -n "$npes" --timeout 580 "$build/test/test_$t"; then
+        pass=$((pass + 1)); st=PASS
+    else
+        fail=$((fail + 1)); st=FAIL
+    fi
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    printf 'run-suite: %s %s with %d PEs on %d GPUs%s (%d ms)\n' "$st" "$t" "$npes" "$ngpus" \
+        "$([ $mps = 1 ] && echo ", MPS")" "$ms"
+done
+echo "run-suite: $pass passed, $fail failed ($npes PEs)"
+[ $fail -eq 0 ]

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs what building and testing gshmem needs and is missing, on Debian/Ubuntu.
+# Idempotent: installs nothing when everything is there (the GPU image has no package mirror).
+# CUDA itself (nvcc >= 12) cannot come from Debian's archive: it must already be installed.
+set -euo pipefail
+
+# The GPU image keeps meson and ninja in a Python venv.
+for d in /opt/torch/.venv/bin /usr/local/cuda/bin; do
+    [ -d "$d" ] && case ":$PATH:" in *":$d:"*) ;; *) PATH="$PATH:$d" ;; esac
+done
+export PATH
+
+# Usage: install-deps.sh --tests or --perftests. Without --tests, what only the test suite needs (cmocka,
+# PMIx, Open MPI) is installed where apt can, and skipped with a warning where it cannot.
+want_tests=0
+[ "${1:-}" = "--tests" ] && want_tests=1
+
+missing=() optional=()
+need_cmd() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
+want_pc() { pkg-config --exists "$1" 2>/dev/null || optional+=("$2"); }
+want_cmd() { command -v "$1" >/dev/null 2>&1 || optional+=("$2"); }
+
+need_cmd cc gcc
+need_cmd pkg-config pkg-config
+need_cmd meson meson
+need_cmd ninja ninja-build
+need_cmd python3 python3
+want_pc cmocka libcmocka-dev
+want_pc pmix libpmix-dev
+want_cmd mpirun openmpi-bin
+
+apt_install() {
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    command -v apt-get >/dev/null 2>&1 || return 1
+    echo "install-deps: installing $*"
+    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+if [ ${#missing[@]} -gt 0 ] || { [ ${#optional[@]} -gt 0 ] && [ $want_tests = 1 ]; }; then
+    if ! apt_install "${missing[@]}" "${optional[@]}"; then
+        echo "install-deps: could not install ${missing[*]} ${optional[*]}; install them by hand" >&2
+        exit 1
+    fi
+elif [ ${#optional[@]} -gt 0 ]; then
+    echo "install-deps: not installing ${optional[*]} (only the test suite needs them)" >&2
+fi
+
+if ! command -v nvcc >/dev/null 2>&1; then
+    echo "install-deps: nvcc not found (looked on PATH and in /usr/local/cuda/bin); install the CUDA toolkit 12.0 or newer" >&2
+    exit 1
+fi

@@ -1,0 +1,597 @@
+/* Bootstrap tests (plain C: exit 0 pass, 77 skip, anything else fail).
+ *   test_bootstrap          forks jobs of the uid bootstrap on this host: collectives, rejected
+ *                           joiners, timeouts, a vanished peer, mismatched arguments
+ *   test_bootstrap --env    one PE started by gshmemrun (reads GSHMEM_* through env.c)
+ *   test_bootstrap --pmix   one PE started by a PMIx launcher (mpirun); 77 without PMIx */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/bootstrap.h"
+#include "runtime/env.h"
+#include "runtime/log.h"
+
+#define SKIP 77
+#define JOB_TIMEOUT 20.0 /* bootstrap timeout of the jobs that should succeed */
+
+static const char *g_mode = "fork";
+
+#define FAIL(...)                                                                \
+    do {                                                                         \
+        fprintf(stderr, "test_bootstrap: FAIL (%s:%d): ", __FILE__, __LINE__);   \
+        fprintf(stderr, __VA_ARGS__);                                            \
+        fprintf(stderr, "\n");                                                   \
+        return 1;                                                                \
+    } while (0)
+
+#define EXPECT_RC(call, want)                                                                         \
+    do {                                                                                              \
+        int rc_ = (call);                                                                             \
+        if (rc_ != (want)) FAIL("%s returned %d (%s), expected %d (%s)", #call, rc_, gshmemi_strerror(rc_), \
+                                (int)(want), gshmemi_strerror(want));                                 \
+    } while (0)
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Byte i of the data rank `src` contributes to test `salt` (and, for alltoall, sends to `dst`). */
+static uint8_t pattern(int src, int dst, size_t i, size_t len, int salt)
+{
+    uint32_t h = (uint32_t)(src + 1) * 2654435761u ^ (uint32_t)(dst + 7) * 40503u ^ (uint32_t)salt * 977u;
+    h ^= (uint32_t)i * 2246822519u + (uint32_t)(i >> 12) + (uint32_t)len;
+    return (uint8_t)(h ^ h >> 13 ^ h >> 24);
+}
+
+static int check_bytes(const uint8_t *buf, int src, int dst, size_t len, int salt, const char *what)
+{
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] != pattern(src, dst, i, len, salt))
+            FAIL("%s, len %zu: byte %zu of rank %d's block is 0x%02x, expected 0x%02x", what, len, i, src, buf[i],
+                 pattern(src, dst, i, len, salt));
+    return 0;
+}
+
+/* The same checks for every bootstrap; any failure returns 1 (the message says which). */
+static int run_checks(gshmemi_bootstrap_t *bs)
+{
+    static const size_t lens[] = {1, 8, 65536, 0};
+    const int me = bs->rank, n = bs->nranks;
+    int salt = 0;
+
+    for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+        size_t len = lens[l];
+        uint8_t *buf = malloc(len * (size_t)n + 1), *sbuf = malloc(len * (size_t)n + 1), *rbuf = malloc(len * (size_t)n + 1);
+        if (!buf || !sbuf || !rbuf) FAIL("out of memory");
+
+        /* allgather */
+        salt++;
+        memset(buf, 0xEE, len * (size_t)n);
+        for (size_t i = 0; i < len; i++) buf[(size_t)me * len + i] = pattern(me, -1, i, len, salt);
+        EXPECT_RC(bs->allgather(bs, buf, len), GSHMEMI_OK);
+        for (int r = 0; r < n; r++)
+            if (check_bytes(buf + (size_t)r * len, r, -1, len, salt, "allgather")) return 1;
+        EXPECT_RC(bs->barrier(bs), GSHMEMI_OK);
+
+        /* alltoall: block (i->j) = f(i, j) */
+        salt++;
+        for (int j = 0; j < n; j++)
+            for (size_t i = 0; i < len; i++) sbuf[(size_t)j * len + i] = pattern(me, j, i, len, salt);
+        memset(rbuf, 0xEE, len * (size_t)n);
+        EXPECT_RC(bs->alltoall(bs, sbuf, rbuf, len), GSHMEMI_OK);
+        for (int i = 0; i < n; i++)
+            if (check_bytes(rbuf + (size_t)i * len, i, me, len, salt, "alltoall")) return 1;
+        EXPECT_RC(bs->barrier(bs), GSHMEMI_OK);
+
+        /* bcast from every root */
+        for (int root = 0; root < n; root++) {
+            salt++;
+            for (size_t i = 0; i < len; i++) buf[i] = me == root ? pattern(root, -2, i, len, salt) : 0xEE;
+            EXPECT_RC(bs->bcast(bs, buf, len, root), GSHMEMI_OK);
+            if (check_bytes(buf, root, -2, len, salt, "bcast")) return 1;
+            EXPECT_RC(bs->barrier(bs), GSHMEMI_OK);
+        }
+        free(buf);
+        free(sbuf);
+        free(rbuf);
+    }
+
+    /* 100 barriers; every tenth is followed by an allgather of the iteration, so a rank that
+     * got ahead or behind shows up. */
+    for (int it = 0; it < 100; it++) {
+        EXPECT_RC(bs->barrier(bs), GSHMEMI_OK);
+        if (it % 10 == 9) {
+            int *v = malloc(sizeof(int) * (size_t)n);
+            if (!v) FAIL("out of memory");
+            v[me] = it * 1000 + me;
+            EXPECT_RC(bs->allgather(bs, v, sizeof(int)), GSHMEMI_OK);
+            for (int r = 0; r < n; r++)
+                if (v[r] != it * 1000 + r) FAIL("barrier loop %d: rank %d reported %d", it, r, v[r]);
+            free(v);
+        }
+    }
+
+    /* A bad root fails on every rank alike, and the bootstrap stays usable. */
+    {
+        char c = 0;
+        if (me == 0) fprintf(stderr, "test_bootstrap: every rank now reports two bad bcast roots; those errors are expected\n");
+        EXPECT_RC(bs->bcast(bs, &c, 1, n), GSHMEMI_ERR_INVALID);
+        EXPECT_RC(bs->bcast(bs, &c, 1, -1), GSHMEMI_ERR_INVALID);
+        EXPECT_RC(bs->barrier(bs), GSHMEMI_OK);
+    }
+    printf("test_bootstrap: rank %d of %d passed (%s)\n", me, n, g_mode);
+    fflush(stdout);
+    return 0;
+}
+
+#define CHECK_CODE(got, want, what)                                                            \
+    do {                                                                                       \
+        int got_ = (got);                                                                      \
+        if (got_ != (want)) FAIL("%s: exit code %d, expected %d", what, got_, (int)(want));    \
+    } while (0)
+
+/* Child exit codes: 0 pass, 1 a check failed, 10 - status for a bootstrap error status. */
+static int status_code(int rc) { return rc == GSHMEMI_OK ? 0 : 10 - rc; }
+
+static int join_and_check(const gshmemi_uid_t *uid, int rank, int nranks, double timeout)
+{
+    gshmemi_bootstrap_t *bs = NULL;
+    int rc = gshmemi_bootstrap_uid_init(uid, rank, nranks, timeout, &bs);
+
+    if (rc != GSHMEMI_OK) return status_code(rc);
+    if (bs->rank != rank || bs->nranks != nranks) {
+        fprintf(stderr, "test_bootstrap: FAIL: init gave rank %d of %d, asked %d of %d\n", bs->rank, bs->nranks, rank, nranks);
+        return 1;
+    }
+    if (run_checks(bs)) return 1;
+    EXPECT_RC(bs->finalize(bs), GSHMEMI_OK);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- fork mode helpers */
+
+typedef int (*child_fn)(void *arg);
+
+static pid_t spawn(child_fn fn, void *arg)
+{
+    pid_t pid;
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        int code = fn(arg);
+        fflush(NULL);
+        _exit(code);
+    }
+    if (pid < 0) {
+        perror("test_bootstrap: fork");
+        exit(1);
+    }
+    return pid;
+}
+
+/* The child's exit code, or -1 if it did not end within timeout_s (it is killed then). */
+static int wait_code(pid_t pid, double timeout_s)
+{
+    double end = now_s() + timeout_s;
+    int status;
+
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) break;
+        if (r < 0 && errno != EINTR) return -1;
+        if (now_s() > end) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            fprintf(stderr, "test_bootstrap: child %d did not finish within %g s\n", (int)pid, timeout_s);
+            return -1;
+        }
+        usleep(5000);
+    }
+    if (WIFSIGNALED(status)) {
+        fprintf(stderr, "test_bootstrap: child %d killed by signal %d\n", (int)pid, WTERMSIG(status));
+        return 128 + WTERMSIG(status);
+    }
+    return WEXITSTATUS(status);
+}
+
+/* Waits for whichever of a and b ends first; returns its pid and sets *code. */
+static pid_t wait_either(pid_t a, pid_t b, double timeout_s, int *code)
+{
+    double end = now_s() + timeout_s;
+    int status;
+
+    while (now_s() < end) {
+        pid_t pids[2] = {a, b};
+        for (int i = 0; i < 2; i++) {
+            if (waitpid(pids[i], &status, WNOHANG) == pids[i]) {
+                *code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+                return pids[i];
+            }
+        }
+        usleep(5000);
+    }
+    return -1;
+}
+
+typedef struct {
+    gshmemi_uid_t uid;
+    int rank, nranks;
+    double timeout;
+    double delay;  /* seconds to sleep before joining */
+    int variant;   /* what the job does after init */
+} job_arg_t;
+
+enum { JOB_CHECKS, JOB_EXIT_AFTER_INIT, JOB_MISMATCH, JOB_REMOTE_CHECK, JOB_STALL, JOB_STALL_CHECK };
+
+static int job_child(void *p)
+{
+    job_arg_t *a = p;
+    gshmemi_bootstrap_t *bs = NULL;
+    int rc;
+
+    if (a->delay > 0) usleep((useconds_t)(a->delay * 1e6));
+    if (a->variant == JOB_CHECKS) return join_and_check(&a->uid, a->rank, a->nranks, a->timeout);
+    rc = gshmemi_bootstrap_uid_init(&a->uid, a->rank, a->nranks, a->timeout, &bs);
+    if (rc != GSHMEMI_OK) return status_code(rc);
+    if (a->variant == JOB_EXIT_AFTER_INIT) _exit(0); /* vanish without finalize */
+    if (a->variant == JOB_STALL) {
+        sleep(3); /* alive but absent from the barrier the others are in */
+        bs->finalize(bs);
+        return 0;
+    }
+    if (a->variant == JOB_STALL_CHECK) {
+        /* Rank 0 times out on the absent rank; rank 1 learns it from rank 0 before its own, later, deadline. */
+        double t0 = now_s(), dt;
+        rc = bs->barrier(bs);
+        dt = now_s() - t0;
+        if (dt < a->timeout * 0.9 || dt > a->timeout + 0.2) {
+            fprintf(stderr, "test_bootstrap: FAIL: rank %d's barrier failed after %.2f s with a %g s timeout\n", a->rank, dt, a->timeout);
+            return 1;
+        }
+        bs->finalize(bs);
+        return status_code(rc);
+    }
+    if (a->variant == JOB_MISMATCH) {
+        char buf[256] = {0};
+        /* rank r passes len 8 + 8 r: rank 0 must report the mismatch and everyone fails. */
+        rc = bs->allgather(bs, buf, 8 + 8 * (size_t)a->rank);
+        if (rc == GSHMEMI_OK) return 1;
+        /* Later calls fail at once instead of hanging. */
+        if (bs->barrier(bs) == GSHMEMI_OK) return 1;
+        bs->finalize(bs);
+        return status_code(rc);
+    }
+    /* JOB_REMOTE_CHECK: a barrier with a peer that vanished. */
+    {
+        double t0 = now_s();
+        rc = bs->barrier(bs);
+        if (now_s() - t0 > a->timeout / 2) {
+            fprintf(stderr, "test_bootstrap: FAIL: the vanished peer was noticed only after %g s\n", now_s() - t0);
+            return 1;
+        }
+        bs->finalize(bs);
+        return status_code(rc);
+    }
+}
+
+static int expect_timeout_child(void *p)
+{
+    job_arg_t *a = p;
+    gshmemi_bootstrap_t *bs = NULL;
+    gshmemi_uid_t uid;
+    double t0;
+    int rc;
+
+    if (gshmemi_uid_create(&uid) != GSHMEMI_OK) return 1;
+    /* variant 0: rank 0 alone; 1: rank 1 with a listener nobody accepts on;
+     * 2: rank 1 with no listener at all (connection refused until the deadline);
+     * 3: ranks 0 and 1 of 3: rank 1 hears of the timeout from rank 0. */
+    if (a->variant == 2) gshmemi_uid_close_listener();
+    t0 = now_s();
+    if (a->variant == 3) {
+        job_arg_t j = {uid, 1, 3, 1.0, 0, JOB_CHECKS};
+        pid_t pid = spawn(job_child, &j);
+        rc = gshmemi_bootstrap_uid_init(&uid, 0, 3, 1.0, &bs);
+        if (rc != GSHMEMI_ERR_TIMEOUT) FAIL("timeout case 3: rank 0 returned %d", rc);
+        CHECK_CODE(wait_code(pid, 10), status_code(GSHMEMI_ERR_TIMEOUT), "timeout case 3, rank 1");
+        if (now_s() - t0 > 1.2) FAIL("timeout case 3: rank 1 ended %.2f s after the start", now_s() - t0);
+        printf("test_bootstrap: timeout case 3 failed as expected after %.2f s\n", now_s() - t0);
+        return 0;
+    }
+    rc = gshmemi_bootstrap_uid_init(&uid, a->variant == 0 ? 0 : 1, 2, 1.0, &bs);
+    if (rc != GSHMEMI_ERR_TIMEOUT) FAIL("timeout case %d: init returned %d (%s), expected a timeout", a->variant, rc, gshmemi_strerror(rc));
+    if (now_s() - t0 < 0.9 || now_s() - t0 > 2.0) FAIL("timeout case %d: took %.2f s with a 1 s timeout", a->variant, now_s() - t0);
+    printf("test_bootstrap: timeout case %d failed as expected after %.2f s\n", a->variant, now_s() - t0);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- fork mode */
+
+static int test_local(void)
+{
+    gshmemi_bootstrap_t *bs = NULL;
+    gshmemi_uid_t uid, bad;
+    char text[2 * sizeof(gshmemi_uid_t) + 1], mangled[sizeof(text)];
+    gshmemi_uid_t back;
+
+    /* single */
+    g_mode = "single";
+    EXPECT_RC(gshmemi_bootstrap_single_init(&bs), GSHMEMI_OK);
+    if (run_checks(bs)) return 1;
+    EXPECT_RC(bs->finalize(bs), GSHMEMI_OK);
+
+    /* uid with one rank: no sockets */
+    g_mode = "uid, one rank";
+    EXPECT_RC(gshmemi_uid_create(&uid), GSHMEMI_OK);
+    if (join_and_check(&uid, 0, 1, 5.0)) return 1;
+
+    /* text form */
+    gshmemi_uid_to_string(&uid, text);
+    if (strlen(text) != 2 * sizeof(uid)) FAIL("uid text has %zu characters", strlen(text));
+    EXPECT_RC(gshmemi_uid_from_string(text, &back), GSHMEMI_OK);
+    if (memcmp(&back, &uid, sizeof(uid))) FAIL("uid text does not round-trip");
+    fprintf(stderr, "test_bootstrap: argument checks; the errors below are expected\n");
+    EXPECT_RC(gshmemi_uid_from_string(text + 1, &back), GSHMEMI_ERR_INVALID);
+    memcpy(mangled, text, sizeof(text));
+    mangled[17] = 'g';
+    EXPECT_RC(gshmemi_uid_from_string(mangled, &back), GSHMEMI_ERR_INVALID);
+    memcpy(mangled, text, sizeof(text));
+    mangled[0] = mangled[0] == '0' ? '1' : '0'; /* magic */
+    EXPECT_RC(gshmemi_uid_from_string(mangled, &back), GSHMEMI_ERR_INVALID);
+    EXPECT_RC(gshmemi_uid_from_string(NULL, &back), GSHMEMI_ERR_INVALID);
+
+    /* init arguments */
+    EXPECT_RC(gshmemi_bootstrap_uid_init(&uid, 4, 4, 1.0, &bs), GSHMEMI_ERR_INVALID);
+    EXPECT_RC(gshmemi_bootstrap_uid_init(&uid, -1, 4, 1.0, &bs), GSHMEMI_ERR_INVALID);
+    EXPECT_RC(gshmemi_bootstrap_uid_init(&uid, 0, 0, 1.0, &bs), GSHMEMI_ERR_INVALID);
+    EXPECT_RC(gshmemi_bootstrap_uid_init(&uid, 1, 2, 0.0, &bs), GSHMEMI_ERR_INVALID);
+    EXPECT_RC(gshmemi_bootstrap_uid_init(NULL, 1, 2, 1.0, &bs), GSHMEMI_ERR_INVALID);
+    EXPECT_RC(gshmemi_bootstrap_uid_init(&uid, 1, 2, 1.0, NULL), GSHMEMI_ERR_INVALID);
+    bad = uid;
+    bad.magic ^= 1;
+    EXPECT_RC(gshmemi_bootstrap_uid_init(&bad, 1, 2, 1.0, &bs), GSHMEMI_ERR_INVALID);
+    /* The listener of uid was used up by the one-rank job above: this process cannot be rank 0 again. */
+    EXPECT_RC(gshmemi_bootstrap_uid_init(&uid, 0, 2, 1.0, &bs), GSHMEMI_ERR_INVALID);
+    EXPECT_RC(gshmemi_uid_adopt_listener(0, &uid), GSHMEMI_ERR_INVALID);
+    EXPECT_RC(gshmemi_uid_adopt_listener(-1, &uid), GSHMEMI_ERR_INVALID);
+    {
+        int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (s < 0) FAIL("socket: %s", strerror(errno));
+        EXPECT_RC(gshmemi_uid_adopt_listener(s, &uid), GSHMEMI_ERR_INVALID);
+        close(s);
+    }
+    {
+        int rc = gshmemi_bootstrap_pmix_init(1.0, NULL);
+        if (rc != GSHMEMI_ERR_INVALID && rc != GSHMEMI_ERR_UNSUPPORTED) FAIL("gshmemi_bootstrap_pmix_init with out NULL returned %d", rc);
+    }
+    printf("test_bootstrap: local checks passed\n");
+    return 0;
+}
+
+/* A 4-rank job with three intruders: a wrong key, a wrong nranks and a second rank 1. */
+static int test_job_with_intruders(void)
+{
+    job_arg_t a[4], fake_key, fake_n, dup;
+    pid_t pid[4], pk, pn, p1a, p1b, loser;
+    int code, winner_code;
+
+    g_mode = "fork";
+    EXPECT_RC(gshmemi_uid_create(&a[0].uid), GSHMEMI_OK);
+    for (int r = 0; r < 4; r++) {
+        a[r] = a[0];
+        a[r].rank = r;
+        a[r].nranks = 4;
+        a[r].timeout = JOB_TIMEOUT;
+        a[r].delay = 0;
+        a[r].variant = JOB_CHECKS;
+    }
+    pid[0] = spawn(job_child, &a[0]);
+    /* Rank 0's child holds the listener now. */
+    gshmemi_uid_close_listener();
+
+    fprintf(stderr, "test_bootstrap: intruders; rank 0's warnings about rejected joins are expected\n");
+    fake_key = a[1];
+    fake_key.uid.key[0] ^= 0x5a5a;
+    fake_key.timeout = 5;
+    fake_n = a[1];
+    fake_n.nranks = 5;
+    fake_n.timeout = 5;
+    pk = spawn(job_child, &fake_key);
+    pn = spawn(job_child, &fake_n);
+    CHECK_CODE(wait_code(pk, 10), status_code(GSHMEMI_ERR_INVALID), "joiner with a wrong key");
+    CHECK_CODE(wait_code(pn, 10), status_code(GSHMEMI_ERR_INVALID), "joiner with a wrong nranks");
+
+    /* Two rank 1s: whichever rank 0 sees second is rejected, and it ends before rank 2 joins. */
+    dup = a[1];
+    p1a = spawn(job_child, &a[1]);
+    p1b = spawn(job_child, &dup);
+    loser = wait_either(p1a, p1b, 10, &code);
+    if (loser < 0) FAIL("neither of two processes joining as rank 1 was rejected");
+    CHECK_CODE(code, status_code(GSHMEMI_ERR_INVALID), "second process joining as rank 1");
+    pid[1] = loser == p1a ? p1b : p1a;
+
+    pid[2] = spawn(job_child, &a[2]);
+    pid[3] = spawn(job_child, &a[3]);
+    for (int r = 0; r < 4; r++) {
+        winner_code = wait_code(pid[r], 60);
+        if (winner_code != 0) FAIL("rank %d of the 4-rank job exited with %d", r, winner_code);
+    }
+    return 0;
+}
+
+/* Ranks 1..3 start first; rank 0 half a second later (they wait in its listen queue). */
+static int test_late_root(void)
+{
+    job_arg_t a[4];
+    pid_t pid[4];
+
+    g_mode = "fork, late rank 0";
+    EXPECT_RC(gshmemi_uid_create(&a[0].uid), GSHMEMI_OK);
+    for (int r = 3; r >= 0; r--) {
+        a[r] = a[0];
+        a[r].rank = r;
+        a[r].nranks = 4;
+        a[r].timeout = JOB_TIMEOUT;
+        a[r].delay = r == 0 ? 0.5 : 0;
+        a[r].variant = JOB_CHECKS;
+        pid[r] = spawn(job_child, &a[r]);
+    }
+    gshmemi_uid_close_listener();
+    for (int r = 0; r < 4; r++) CHECK_CODE(wait_code(pid[r], 60), 0, "job with a late rank 0");
+    return 0;
+}
+
+/* A 3-rank job whose rank 2 exits after init: the others fail fast with a remote error. */
+static int test_vanished_peer(void)
+{
+    job_arg_t a[3];
+    pid_t pid[3];
+
+    g_mode = "fork, vanished peer";
+    fprintf(stderr, "test_bootstrap: rank 2 vanishes; the errors below are expected\n");
+    EXPECT_RC(gshmemi_uid_create(&a[0].uid), GSHMEMI_OK);
+    for (int r = 0; r < 3; r++) {
+        a[r] = a[0];
+        a[r].rank = r;
+        a[r].nranks = 3;
+        a[r].timeout = JOB_TIMEOUT;
+        a[r].delay = 0;
+        a[r].variant = r == 2 ? JOB_EXIT_AFTER_INIT : JOB_REMOTE_CHECK;
+        pid[r] = spawn(job_child, &a[r]);
+    }
+    gshmemi_uid_close_listener();
+    CHECK_CODE(wait_code(pid[2], 30), 0, "vanishing rank 2");
+    CHECK_CODE(wait_code(pid[0], 30), status_code(GSHMEMI_ERR_REMOTE), "rank 0 after rank 2 vanished");
+    CHECK_CODE(wait_code(pid[1], 30), status_code(GSHMEMI_ERR_REMOTE), "rank 1 after rank 2 vanished");
+    printf("test_bootstrap: a vanished peer is reported\n");
+    return 0;
+}
+
+/* Rank 2 joins but never enters the barrier: ranks 0 and 1 time out naming it, at rank 0's deadline. */
+static int test_stalled_peer(void)
+{
+    job_arg_t a[3];
+    pid_t pid[3];
+
+    fprintf(stderr, "test_bootstrap: rank 2 stalls; the errors below are expected\n");
+    EXPECT_RC(gshmemi_uid_create(&a[0].uid), GSHMEMI_OK);
+    for (int r = 0; r < 3; r++) {
+        a[r] = a[0];
+        a[r].rank = r;
+        a[r].nranks = 3;
+        a[r].timeout = 1.0;
+        a[r].delay = 0;
+        a[r].variant = r == 2 ? JOB_STALL : JOB_STALL_CHECK;
+        pid[r] = spawn(job_child, &a[r]);
+    }
+    gshmemi_uid_close_listener();
+    CHECK_CODE(wait_code(pid[0], 30), status_code(GSHMEMI_ERR_TIMEOUT), "rank 0 waiting for a stalled rank 2");
+    CHECK_CODE(wait_code(pid[1], 30), status_code(GSHMEMI_ERR_TIMEOUT), "rank 1 waiting for a stalled rank 2");
+    CHECK_CODE(wait_code(pid[2], 30), 0, "stalled rank 2");
+    printf("test_bootstrap: a stalled peer is reported\n");
+    return 0;
+}
+
+/* Ranks pass different lengths to one allgather: every rank fails with INVALID. */
+static int test_mismatch(void)
+{
+    job_arg_t a[3];
+    pid_t pid[3];
+
+    fprintf(stderr, "test_bootstrap: mismatched lengths; the errors below are expected\n");
+    EXPECT_RC(gshmemi_uid_create(&a[0].uid), GSHMEMI_OK);
+    for (int r = 0; r < 3; r++) {
+        a[r] = a[0];
+        a[r].rank = r;
+        a[r].nranks = 3;
+        a[r].timeout = JOB_TIMEOUT;
+        a[r].delay = 0;
+        a[r].variant = JOB_MISMATCH;
+        pid[r] = spawn(job_child, &a[r]);
+    }
+    gshmemi_uid_close_listener();
+    for (int r = 0; r < 3; r++) CHECK_CODE(wait_code(pid[r], 30), status_code(GSHMEMI_ERR_INVALID), "rank of a mismatched allgather");
+    printf("test_bootstrap: mismatched lengths are reported\n");
+    return 0;
+}
+
+static int test_timeouts(void)
+{
+    fprintf(stderr, "test_bootstrap: timeouts; the errors below are expected\n");
+    for (int v = 0; v < 4; v++) {
+        job_arg_t a;
+        memset(&a, 0, sizeof(a));
+        a.variant = v;
+        CHECK_CODE(wait_code(spawn(expect_timeout_child, &a), 10), 0, "timeout case");
+    }
+    return 0;
+}
+
+static int mode_fork(void)
+{
+    if (test_local() || test_job_with_intruders() || test_late_root() || test_vanished_peer() || test_stalled_peer() || test_mismatch() ||
+        test_timeouts())
+        return 1;
+    printf("test_bootstrap: all uid bootstrap checks passed\n");
+    return 0;
+}
+
+/* ---------------------------------------------------------------- launched modes */
+
+static int mode_env(void)
+{
+    gshmemi_bootstrap_t *bs = NULL;
+    gshmemi_uid_t uid;
+
+    g_mode = "env";
+    if (gshmemi_env_init() != GSHMEMI_OK) FAIL("the GSHMEM_ environment is malformed");
+    if (!gshmemi_env.BOOTSTRAP_UID[0] || gshmemi_env.RANK < 0 || gshmemi_env.NRANKS < 1)
+        FAIL("--env needs GSHMEM_BOOTSTRAP_UID, GSHMEM_RANK and GSHMEM_NRANKS: run it under gshmemrun");
+    EXPECT_RC(gshmemi_uid_from_string(gshmemi_env.BOOTSTRAP_UID, &uid), GSHMEMI_OK);
+    if (gshmemi_env.BOOTSTRAP_LISTEN_FD >= 0) EXPECT_RC(gshmemi_uid_adopt_listener(gshmemi_env.BOOTSTRAP_LISTEN_FD, &uid), GSHMEMI_OK);
+    EXPECT_RC(gshmemi_bootstrap_uid_init(&uid, gshmemi_env.RANK, gshmemi_env.NRANKS, gshmemi_env.BOOTSTRAP_TIMEOUT, &bs), GSHMEMI_OK);
+    if (run_checks(bs)) return 1;
+    EXPECT_RC(bs->finalize(bs), GSHMEMI_OK);
+    return 0;
+}
+
+static int mode_pmix(void)
+{
+    gshmemi_bootstrap_t *bs = NULL;
+    int rc;
+
+    g_mode = "pmix";
+    rc = gshmemi_bootstrap_pmix_init(60.0, &bs);
+    if (rc == GSHMEMI_ERR_UNSUPPORTED) {
+        printf("test_bootstrap: built without PMIx: skipped\n");
+        return SKIP;
+    }
+    if (rc != GSHMEMI_OK && !gshmemi_bootstrap_pmix_detected()) {
+        printf("test_bootstrap: not started by a PMIx launcher (run it under mpirun): skipped\n");
+        return SKIP;
+    }
+    EXPECT_RC(rc, GSHMEMI_OK);
+    if (run_checks(bs)) return 1;
+    EXPECT_RC(bs->finalize(bs), GSHMEMI_OK);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc == 1) return mode_fork();
+    if (argc == 2 && !strcmp(argv[1], "--env")) return mode_env();
+    if (argc == 2 && !strcmp(argv[1], "--pmix")) return mode_pmix();
+    fprintf(stderr, "usage: test_bootstrap [--env | --pmix]\n");
+    return 2;
+}
