@@ -14,6 +14,11 @@
 extern "C" {
 #endif
 
+/* Every symmetric block starts on a 256-byte boundary, as cudaMalloc's do: a buffer that straddles
+ * 128-byte lines turns each warp-wide 512-byte store into five partial-line NVLink writes instead
+ * of four full ones. */
+#define GSHMEMI_HEAP_MIN_ALIGN 256
+
 typedef struct {
     CUdevice device;
     size_t heap_size;      /* requested bytes per PE (GSHMEM_SYMMETRIC_SIZE) */

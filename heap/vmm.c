@@ -58,7 +58,7 @@ int gshmemi_heap_init(gshmemi_heap_t *heap, const gshmemi_heap_config_t *cfg)
         }
     }
     heap->my_base = (char *)(uintptr_t)heap->reserve + (size_t)cfg->my_local * heap->region;
-    rc = gshmemi_alloc_create(heap->region, 16, &heap->alloc);
+    rc = gshmemi_alloc_create(heap->region, GSHMEMI_HEAP_MIN_ALIGN, &heap->alloc);
     if (rc != GSHMEMI_OK) return rc;
     if (cfg->local_size > 1) GSHMEMI_CHECK(gshmemi_ipc_open(cfg->job_key, cfg->my_local, &heap->sock));
     GSHMEMI_INFO("heap", "reserved %zu bytes at %p: %d PEs x %zu bytes, granularity %zu", heap->reserve_size,

@@ -19,7 +19,7 @@ static __global__ void rma_bw_kernel(char *remote_sym, char *local, size_t size,
 
 static int rma_bw_main(int argc, char **argv, int is_put)
 {
-    pt_opts_t o = {8, 256 << 20, 2, 20, 5, 32, 256, 0, 0, NULL};
+    pt_opts_t o = {8, 256 << 20, 2, 50, 10, 32, 256, 0, 0, NULL};
     char *sym, *local;
     cudaEvent_t t0, t1;
     int me, peer, active;
@@ -42,6 +42,17 @@ static int rma_bw_main(int argc, char **argv, int is_put)
     PT_CUDA(cudaEventCreate(&t1));
     if (me == 0) pt_header(&o, is_put ? (o.bidir ? "bidirectional putmem_nbi_block" : "putmem_nbi_block")
                                       : (o.bidir ? "bidirectional getmem_nbi_block" : "getmem_nbi_block"), "GB/s");
+    /* An idle GPU runs at a low clock and takes milliseconds to ramp up; with few CTAs the SM
+     * clock bounds the rate, so the first sizes would measure the ramp, not the transport. */
+    if (active) {
+        PT_CUDA(cudaEventRecord(t0));
+        for (float spun = 0; spun < 200.0f;) {
+            rma_bw_kernel<<<o.ctas, o.threads>>>(sym, local, o.max_size, peer, 1, is_put);
+            PT_CUDA(cudaEventRecord(t1));
+            PT_CUDA(cudaEventSynchronize(t1));
+            PT_CUDA(cudaEventElapsedTime(&spun, t0, t1));
+        }
+    }
     shmem_barrier_all();
     for (size_t size = o.min_size; size <= o.max_size; size *= o.step_factor) {
         float ms = 0;
