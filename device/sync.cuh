@@ -87,7 +87,7 @@ GSHMEMI_DEV void gshmemi_barrier_all_lanes(unsigned lane, unsigned nlanes, uint6
     uint64_t *flags = gshmemi_dstate.barrier_flags;
 
     for (int pe = (int)lane; pe < n; pe += (int)nlanes)
-        gshmemi_st_release_u64(gshmemi_peer_ptr(flags + me, pe), seq);
+        gshmemi_st_release_u64(gshmemi_peer_ptr_raw(flags + me, pe), seq);
     for (int pe = (int)lane; pe < n; pe += (int)nlanes) {
         uint64_t start = 0;
         uint32_t spins = 0;

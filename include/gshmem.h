@@ -63,6 +63,20 @@ void shmemx_barrier_all_on_stream(struct CUstream_st *stream);
 void shmemx_quiet_on_stream(struct CUstream_st *stream);
 void shmemx_putmem_on_stream(void *dest, const void *source, size_t nelems, int pe, struct CUstream_st *stream);
 void shmemx_getmem_on_stream(void *dest, const void *source, size_t nelems, int pe, struct CUstream_st *stream);
+/* Typed on-stream forms of every RMA type. */
+#define GSHMEMI_DEFINE_TYPED_ON_STREAM(name, T)                                                                   \
+    static inline void shmemx_##name##_put_on_stream(T *dest, const T *source, size_t nelems, int pe,             \
+                                                     struct CUstream_st *stream)                                  \
+    {                                                                                                             \
+        shmemx_putmem_on_stream(dest, source, nelems * sizeof(T), pe, stream);                                    \
+    }                                                                                                             \
+    static inline void shmemx_##name##_get_on_stream(T *dest, const T *source, size_t nelems, int pe,             \
+                                                     struct CUstream_st *stream)                                  \
+    {                                                                                                             \
+        shmemx_getmem_on_stream(dest, source, nelems * sizeof(T), pe, stream);                                    \
+    }
+GSHMEM_RMA_TYPES(GSHMEMI_DEFINE_TYPED_ON_STREAM)
+#undef GSHMEMI_DEFINE_TYPED_ON_STREAM
 
 /* Internal entry points of the host side of routines that CUDA code sees as __host__ __device__. */
 int gshmemi_host_my_pe(void);
@@ -70,6 +84,8 @@ int gshmemi_host_n_pes(void);
 void *gshmemi_host_ptr(const void *dest, int pe);
 void gshmemi_host_putmem(void *dest, const void *source, size_t nelems, int pe, int blocking);
 void gshmemi_host_getmem(void *dest, const void *source, size_t nelems, int pe, int blocking);
+void gshmemi_host_iput(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem_size, int pe);
+void gshmemi_host_iget(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem_size, int pe);
 void gshmemi_host_quiet(void);
 void gshmemi_host_barrier_all(void);
 
@@ -91,14 +107,28 @@ void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe);
     void shmem_##name##_put(T *dest, const T *source, size_t nelems, int pe);                    \
     void shmem_##name##_get(T *dest, const T *source, size_t nelems, int pe);                    \
     void shmem_##name##_put_nbi(T *dest, const T *source, size_t nelems, int pe);                \
-    void shmem_##name##_get_nbi(T *dest, const T *source, size_t nelems, int pe);
+    void shmem_##name##_get_nbi(T *dest, const T *source, size_t nelems, int pe);                \
+    void shmem_##name##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe); \
+    void shmem_##name##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
 GSHMEM_RMA_TYPES(GSHMEMI_DECL_TYPED_RMA)
 #undef GSHMEMI_DECL_TYPED_RMA
+#define GSHMEMI_DECL_SIZED_RMA(bits, bytes)                                                      \
+    void shmem_put##bits(void *dest, const void *source, size_t nelems, int pe);                 \
+    void shmem_get##bits(void *dest, const void *source, size_t nelems, int pe);                 \
+    void shmem_put##bits##_nbi(void *dest, const void *source, size_t nelems, int pe);           \
+    void shmem_get##bits##_nbi(void *dest, const void *source, size_t nelems, int pe);           \
+    void shmem_iput##bits(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe); \
+    void shmem_iget##bits(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+GSHMEM_RMA_SIZES(GSHMEMI_DECL_SIZED_RMA)
+#undef GSHMEMI_DECL_SIZED_RMA
 #endif
 
 #ifdef __cplusplus
 }
 #endif
+
+/* Atomics, signals and point-to-point synchronization (host declarations and type lists). */
+#include "gshmem/amo.h"
 
 #ifdef __CUDACC__
 #include "gshmem/device.cuh"

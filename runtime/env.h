@@ -23,7 +23,8 @@ extern "C" {
     X(DEVICE, int, "-1", "CUDA device of this PE; -1: the device of the current context, else local rank modulo device count") \
     X(HEAP_GROWTH, size, "32M", "Smallest step by which the physical backing of the heap grows (rounded to the allocation granularity)") \
     X(PEER_TIMEOUT, seconds, "60", "Seconds a host-side wait on a same-host peer (heap growth handles) may take") \
-    X(DEVICE_WAIT_TIMEOUT, seconds, "120", "Seconds a device-side wait on another PE (barrier, wait_until) may spin before it reports and traps")
+    X(DEVICE_WAIT_TIMEOUT, seconds, "120", "Seconds a device-side wait on another PE (barrier, wait_until) may spin before it reports and traps") \
+    X(DEBUG_CHECKS, int, "0", "1: every device call checks its PE and symmetric address and traps with a report on a violation")
 
 /* C type of each TYPE column value. */
 typedef size_t gshmemi_env_size_t;

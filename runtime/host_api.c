@@ -153,6 +153,36 @@ void shmemx_getmem_on_stream(void *dest, const void *source, size_t nelems, int 
     host_rma(0, dest, source, nelems, pe, (cudaStream_t)stream, 0);
 }
 
+static void host_strided(int is_put, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                         size_t es, int pe)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    const char *routine = is_put ? "shmem_iput" : "shmem_iget";
+    const ptrdiff_t sym_stride = is_put ? dst : sst;
+    int rc;
+
+    if (nelems == 0) return;
+    if (dst < 1 || sst < 1) {
+        GSHMEMI_ERROR("api", "%s: strides must be positive (dst %td, sst %td)", routine, dst, sst);
+        return;
+    }
+    if (check_rma(routine, is_put ? dest : src, ((nelems - 1) * (size_t)sym_stride + 1) * es, pe) != GSHMEMI_OK) return;
+    rc = is_put ? st->pe_transport[pe]->iput(st, dest, (size_t)dst * es, src, (size_t)sst * es, es, nelems, pe, st->stream)
+                : st->pe_transport[pe]->iget(st, dest, (size_t)dst * es, src, (size_t)sst * es, es, nelems, pe, st->stream);
+    if (rc == GSHMEMI_OK && cudaStreamSynchronize(st->stream) != cudaSuccess) rc = GSHMEMI_ERR_CUDA;
+    if (rc != GSHMEMI_OK) GSHMEMI_ERROR("api", "%s of %zu elements with PE %d failed: %s", routine, nelems, pe, gshmemi_strerror(rc));
+}
+
+void gshmemi_host_iput(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t es, int pe)
+{
+    host_strided(1, dest, source, dst, sst, nelems, es, pe);
+}
+
+void gshmemi_host_iget(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t es, int pe)
+{
+    host_strided(0, dest, source, dst, sst, nelems, es, pe);
+}
+
 void gshmemi_host_quiet(void)
 {
     REQUIRE_INIT("shmem_quiet");
@@ -204,6 +234,30 @@ void shmem_getmem_nbi(void *d, const void *s, size_t n, int pe) { gshmemi_host_g
     void shmem_##name##_put(T *d, const T *s, size_t n, int pe) { gshmemi_host_putmem(d, s, n * sizeof(T), pe, 1); } \
     void shmem_##name##_get(T *d, const T *s, size_t n, int pe) { gshmemi_host_getmem(d, s, n * sizeof(T), pe, 1); } \
     void shmem_##name##_put_nbi(T *d, const T *s, size_t n, int pe) { gshmemi_host_putmem(d, s, n * sizeof(T), pe, 0); } \
-    void shmem_##name##_get_nbi(T *d, const T *s, size_t n, int pe) { gshmemi_host_getmem(d, s, n * sizeof(T), pe, 0); }
+    void shmem_##name##_get_nbi(T *d, const T *s, size_t n, int pe) { gshmemi_host_getmem(d, s, n * sizeof(T), pe, 0); } \
+    void shmem_##name##_iput(T *d, const T *s, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe)             \
+    {                                                                                                      \
+        gshmemi_host_iput(d, s, dst, sst, n, sizeof(T), pe);                                               \
+    }                                                                                                      \
+    void shmem_##name##_iget(T *d, const T *s, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe)             \
+    {                                                                                                      \
+        gshmemi_host_iget(d, s, dst, sst, n, sizeof(T), pe);                                               \
+    }
 GSHMEM_RMA_TYPES(GSHMEMI_HOST_TYPED_RMA)
 #undef GSHMEMI_HOST_TYPED_RMA
+
+#define GSHMEMI_HOST_SIZED_RMA(bits, bytes)                                                                \
+    void shmem_put##bits(void *d, const void *s, size_t n, int pe) { gshmemi_host_putmem(d, s, n * bytes, pe, 1); } \
+    void shmem_get##bits(void *d, const void *s, size_t n, int pe) { gshmemi_host_getmem(d, s, n * bytes, pe, 1); } \
+    void shmem_put##bits##_nbi(void *d, const void *s, size_t n, int pe) { gshmemi_host_putmem(d, s, n * bytes, pe, 0); } \
+    void shmem_get##bits##_nbi(void *d, const void *s, size_t n, int pe) { gshmemi_host_getmem(d, s, n * bytes, pe, 0); } \
+    void shmem_iput##bits(void *d, const void *s, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe)          \
+    {                                                                                                      \
+        gshmemi_host_iput(d, s, dst, sst, n, bytes, pe);                                                   \
+    }                                                                                                      \
+    void shmem_iget##bits(void *d, const void *s, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe)          \
+    {                                                                                                      \
+        gshmemi_host_iget(d, s, dst, sst, n, bytes, pe);                                                   \
+    }
+GSHMEM_RMA_SIZES(GSHMEMI_HOST_SIZED_RMA)
+#undef GSHMEMI_HOST_SIZED_RMA

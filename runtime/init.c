@@ -235,6 +235,7 @@ static int build_device_state(void)
     ds->heap_size = st->heap.region;
     ds->peer_base = st->d_peer_base;
     ds->wait_timeout_ns = (uint64_t)(gshmemi_env.DEVICE_WAIT_TIMEOUT * 1e9);
+    ds->debug_checks = gshmemi_env.DEBUG_CHECKS != 0;
     for (int pe = 0; pe < st->n_pes && pe < GSHMEMI_CONST_PEERS; pe++) ds->peer_base_c[pe] = st->peer_base[pe];
     return GSHMEMI_OK;
 }

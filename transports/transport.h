@@ -16,6 +16,11 @@ typedef struct gshmemi_transport {
     /* Host-initiated RMA enqueued on stream; dest/src: one symmetric and one local address. */
     int (*put)(gshmemi_state_t *st, void *dest, const void *src, size_t n, int pe, cudaStream_t stream);
     int (*get)(gshmemi_state_t *st, void *dest, const void *src, size_t n, int pe, cudaStream_t stream);
+    /* Strided forms: nelems elements of elem_size bytes, dest/src advanced by the pitches (bytes). */
+    int (*iput)(gshmemi_state_t *st, void *dest, size_t dpitch, const void *src, size_t spitch, size_t elem_size,
+                size_t nelems, int pe, cudaStream_t stream);
+    int (*iget)(gshmemi_state_t *st, void *dest, size_t dpitch, const void *src, size_t spitch, size_t elem_size,
+                size_t nelems, int pe, cudaStream_t stream);
 } gshmemi_transport_t;
 
 extern const gshmemi_transport_t gshmemi_transport_p2p;

@@ -4,6 +4,9 @@
 
 #include <string.h>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "device/p2p.cuh"
 #include "device/sync.cuh"
 
@@ -17,9 +20,15 @@
 
 GSHMEMI_HD int shmem_my_pe(void) { return GSHMEMI_HOSTDEV_BRANCH(gshmemi_dstate.my_pe, gshmemi_host_my_pe()); }
 GSHMEMI_HD int shmem_n_pes(void) { return GSHMEMI_HOSTDEV_BRANCH(gshmemi_dstate.n_pes, gshmemi_host_n_pes()); }
+/* NULL where pe cannot be reached by load/store or the address is not symmetric (never traps). */
+GSHMEMI_D void *gshmemi_shmem_ptr(const void *dest, int pe)
+{
+    if (pe < 0 || pe >= gshmemi_dstate.n_pes || !gshmemi_sym_range_ok(dest, 0)) return (void *)0;
+    return gshmemi_peer_ptr_raw(dest, pe);
+}
 GSHMEMI_HD void *shmem_ptr(const void *dest, int pe)
 {
-    return GSHMEMI_HOSTDEV_BRANCH(gshmemi_peer_ptr(dest, pe), gshmemi_host_ptr(dest, pe));
+    return GSHMEMI_HOSTDEV_BRANCH(gshmemi_shmem_ptr(dest, pe), gshmemi_host_ptr(dest, pe));
 }
 GSHMEMI_HD void shmem_quiet(void) { GSHMEMI_HOSTDEV_BRANCH(gshmemi_quiet(), gshmemi_host_quiet()); }
 GSHMEMI_HD void shmem_fence(void) { GSHMEMI_HOSTDEV_BRANCH(gshmemi_fence(), gshmemi_host_quiet()); }
@@ -36,48 +45,38 @@ GSHMEMI_D void shmemx_barrier_all_block(void) { gshmemi_barrier_all_scope(GSHMEM
 #define GSHMEMI_DEFINE_MEM_RMA(suffix, blocking)                                                             \
     GSHMEMI_HD void shmem_putmem##suffix(void *dest, const void *source, size_t nelems, int pe)              \
     {                                                                                                        \
-        GSHMEMI_HOSTDEV_BRANCH(gshmemi_put_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_THREAD),            \
+        GSHMEMI_HOSTDEV_BRANCH(gshmemi_put_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_THREAD, __func__),  \
                                gshmemi_host_putmem(dest, source, nelems, pe, blocking));                     \
     }                                                                                                        \
     GSHMEMI_HD void shmem_getmem##suffix(void *dest, const void *source, size_t nelems, int pe)              \
     {                                                                                                        \
-        GSHMEMI_HOSTDEV_BRANCH(gshmemi_get_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_THREAD),            \
+        GSHMEMI_HOSTDEV_BRANCH(gshmemi_get_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_THREAD, __func__),  \
                                gshmemi_host_getmem(dest, source, nelems, pe, blocking));                     \
     }                                                                                                        \
     GSHMEMI_D void shmemx_putmem##suffix##_warp(void *dest, const void *source, size_t nelems, int pe)       \
     {                                                                                                        \
-        gshmemi_put_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_WARP);                                     \
+        gshmemi_put_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_WARP, __func__);                           \
     }                                                                                                        \
     GSHMEMI_D void shmemx_putmem##suffix##_block(void *dest, const void *source, size_t nelems, int pe)      \
     {                                                                                                        \
-        gshmemi_put_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_BLOCK);                                    \
+        gshmemi_put_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_BLOCK, __func__);                          \
     }                                                                                                        \
     GSHMEMI_D void shmemx_getmem##suffix##_warp(void *dest, const void *source, size_t nelems, int pe)       \
     {                                                                                                        \
-        gshmemi_get_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_WARP);                                     \
+        gshmemi_get_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_WARP, __func__);                           \
     }                                                                                                        \
     GSHMEMI_D void shmemx_getmem##suffix##_block(void *dest, const void *source, size_t nelems, int pe)      \
     {                                                                                                        \
-        gshmemi_get_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_BLOCK);                                    \
+        gshmemi_get_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_BLOCK, __func__);                          \
     }
 GSHMEMI_DEFINE_MEM_RMA(, 1)
 GSHMEMI_DEFINE_MEM_RMA(_nbi, 0)
 #undef GSHMEMI_DEFINE_MEM_RMA
 
-/* Typed RMA, one definition for every type of GSHMEM_RMA_TYPES. */
-#define GSHMEMI_DEFINE_TYPED_RMA(name, T)                                                                     \
-    GSHMEMI_HD void shmem_##name##_p(T *dest, T value, int pe)                                                \
-    {                                                                                                         \
-        GSHMEMI_HOSTDEV_BRANCH(*(volatile T *)gshmemi_peer_ptr(dest, pe) = value,                             \
-                               gshmemi_host_putmem(dest, &value, sizeof(T), pe, 1));                          \
-    }                                                                                                         \
-    GSHMEMI_HD T shmem_##name##_g(const T *source, int pe)                                                    \
-    {                                                                                                         \
-        T value;                                                                                              \
-        GSHMEMI_HOSTDEV_BRANCH(value = *(const volatile T *)gshmemi_peer_ptr(source, pe),                     \
-                               gshmemi_host_getmem(&value, source, sizeof(T), pe, 1));                        \
-        return value;                                                                                         \
-    }                                                                                                         \
+/* Sized and typed RMA. One body, generated for every (name, T) of GSHMEM_RMA_SIZES and
+ * GSHMEM_RMA_TYPES (and the half/bfloat16 extensions): contiguous put/get in every scope, _nbi,
+ * strided iput/iget. */
+#define GSHMEMI_DEFINE_BULK_RMA(name, T)                                                                      \
     GSHMEMI_HD void shmem_##name##_put(T *dest, const T *source, size_t nelems, int pe)                       \
     {                                                                                                         \
         shmem_putmem(dest, source, nelems * sizeof(T), pe);                                                   \
@@ -110,11 +109,126 @@ GSHMEMI_DEFINE_MEM_RMA(_nbi, 0)
     {                                                                                                         \
         shmemx_getmem_block(dest, source, nelems * sizeof(T), pe);                                            \
     }                                                                                                         \
+    GSHMEMI_D void shmemx_##name##_put_nbi_warp(T *dest, const T *source, size_t nelems, int pe)              \
+    {                                                                                                         \
+        shmemx_putmem_nbi_warp(dest, source, nelems * sizeof(T), pe);                                         \
+    }                                                                                                         \
+    GSHMEMI_D void shmemx_##name##_put_nbi_block(T *dest, const T *source, size_t nelems, int pe)             \
+    {                                                                                                         \
+        shmemx_putmem_nbi_block(dest, source, nelems * sizeof(T), pe);                                        \
+    }                                                                                                         \
+    GSHMEMI_D void shmemx_##name##_get_nbi_warp(T *dest, const T *source, size_t nelems, int pe)              \
+    {                                                                                                         \
+        shmemx_getmem_nbi_warp(dest, source, nelems * sizeof(T), pe);                                         \
+    }                                                                                                         \
+    GSHMEMI_D void shmemx_##name##_get_nbi_block(T *dest, const T *source, size_t nelems, int pe)             \
+    {                                                                                                         \
+        shmemx_getmem_nbi_block(dest, source, nelems * sizeof(T), pe);                                        \
+    }                                                                                                         \
+    GSHMEMI_HD void shmem_##name##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
+    {                                                                                                         \
+        GSHMEMI_HOSTDEV_BRANCH(                                                                               \
+            gshmemi_strided_copy((char *)gshmemi_peer_ptr_at(dest, ((nelems ? nelems - 1 : 0) * dst + 1) * sizeof(T), pe, __func__), \
+                                 (const char *)source, dst, sst, nelems, sizeof(T), 0, 1),                    \
+            gshmemi_host_iput(dest, source, dst, sst, nelems, sizeof(T), pe));                                \
+    }                                                                                                         \
+    GSHMEMI_HD void shmem_##name##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
+    {                                                                                                         \
+        GSHMEMI_HOSTDEV_BRANCH(                                                                               \
+            gshmemi_strided_copy((char *)dest,                                                                \
+                                 (const char *)gshmemi_peer_ptr_at(source, ((nelems ? nelems - 1 : 0) * sst + 1) * sizeof(T), pe, __func__), \
+                                 dst, sst, nelems, sizeof(T), 0, 1),                                          \
+            gshmemi_host_iget(dest, source, dst, sst, nelems, sizeof(T), pe));                                \
+    }                                                                                                         \
+    GSHMEMI_D void shmemx_##name##_iput_block(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
+    {                                                                                                         \
+        char *d = (char *)gshmemi_peer_ptr_at(dest, ((nelems ? nelems - 1 : 0) * dst + 1) * sizeof(T), pe, __func__); \
+        __syncthreads();                                                                                      \
+        gshmemi_strided_copy(d, (const char *)source, dst, sst, nelems, sizeof(T),                            \
+                             gshmemi_scope_tid(GSHMEMI_SCOPE_BLOCK), gshmemi_scope_size(GSHMEMI_SCOPE_BLOCK)); \
+        __syncthreads();                                                                                      \
+    }                                                                                                         \
+    GSHMEMI_D void shmemx_##name##_iget_block(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
+    {                                                                                                         \
+        const char *s = (const char *)gshmemi_peer_ptr_at(source, ((nelems ? nelems - 1 : 0) * sst + 1) * sizeof(T), pe, __func__); \
+        __syncthreads();                                                                                      \
+        gshmemi_strided_copy((char *)dest, s, dst, sst, nelems, sizeof(T),                                    \
+                             gshmemi_scope_tid(GSHMEMI_SCOPE_BLOCK), gshmemi_scope_size(GSHMEMI_SCOPE_BLOCK)); \
+        __syncthreads();                                                                                      \
+    }
+
+/* The extension types: CUDA code only (plain C has no half or bfloat16). */
+#define GSHMEM_RMA_EXT_TYPES(X) X(half, __half) X(bfloat16, __nv_bfloat16)
+
+/* Element forms, only for real types: p/g and wait_until. */
+#define GSHMEMI_DEFINE_ELEM_RMA(name, T)                                                                      \
+    GSHMEMI_HD void shmem_##name##_p(T *dest, T value, int pe)                                                \
+    {                                                                                                         \
+        GSHMEMI_HOSTDEV_BRANCH(*(volatile T *)gshmemi_peer_ptr_at(dest, sizeof(T), pe, __func__) = value,     \
+                               gshmemi_host_putmem(dest, &value, sizeof(T), pe, 1));                          \
+    }                                                                                                         \
+    GSHMEMI_HD T shmem_##name##_g(const T *source, int pe)                                                    \
+    {                                                                                                         \
+        T value;                                                                                              \
+        GSHMEMI_HOSTDEV_BRANCH(value = *(const volatile T *)gshmemi_peer_ptr_at(source, sizeof(T), pe, __func__), \
+                               gshmemi_host_getmem(&value, source, sizeof(T), pe, 1));                        \
+        return value;                                                                                         \
+    }
+
+#define GSHMEMI_DEFINE_WAIT_UNTIL(name, T)                                                                    \
     GSHMEMI_D void shmem_##name##_wait_until(T *ivar, int cmp, T value)                                       \
     {                                                                                                         \
+        gshmemi_check_sym(ivar, sizeof(T), gshmemi_dstate.my_pe, __func__);                                  \
         GSHMEMI_WAIT_UNTIL(T, ivar, cmp, value, "shmem_" #name "_wait_until");                               \
     }
-GSHMEM_RMA_TYPES(GSHMEMI_DEFINE_TYPED_RMA)
-#undef GSHMEMI_DEFINE_TYPED_RMA
+
+GSHMEM_RMA_TYPES(GSHMEMI_DEFINE_BULK_RMA)
+GSHMEM_RMA_TYPES(GSHMEMI_DEFINE_ELEM_RMA)
+GSHMEM_RMA_TYPES(GSHMEMI_DEFINE_WAIT_UNTIL)
+GSHMEM_RMA_EXT_TYPES(GSHMEMI_DEFINE_BULK_RMA)
+GSHMEM_RMA_EXT_TYPES(GSHMEMI_DEFINE_ELEM_RMA)
+
+/* shmem_putSIZE/getSIZE (8..128 bits): untyped, nelems elements of SIZE bits. */
+#define GSHMEMI_DEFINE_SIZED_RMA(bits, bytes)                                                                 \
+    GSHMEMI_HD void shmem_put##bits(void *dest, const void *source, size_t nelems, int pe)                    \
+    {                                                                                                         \
+        shmem_putmem(dest, source, nelems * bytes, pe);                                                       \
+    }                                                                                                         \
+    GSHMEMI_HD void shmem_get##bits(void *dest, const void *source, size_t nelems, int pe)                    \
+    {                                                                                                         \
+        shmem_getmem(dest, source, nelems * bytes, pe);                                                       \
+    }                                                                                                         \
+    GSHMEMI_HD void shmem_put##bits##_nbi(void *dest, const void *source, size_t nelems, int pe)              \
+    {                                                                                                         \
+        shmem_putmem_nbi(dest, source, nelems * bytes, pe);                                                   \
+    }                                                                                                         \
+    GSHMEMI_HD void shmem_get##bits##_nbi(void *dest, const void *source, size_t nelems, int pe)              \
+    {                                                                                                         \
+        shmem_getmem_nbi(dest, source, nelems * bytes, pe);                                                   \
+    }                                                                                                         \
+    GSHMEMI_HD void shmem_iput##bits(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
+    {                                                                                                         \
+        GSHMEMI_HOSTDEV_BRANCH(                                                                               \
+            gshmemi_strided_copy((char *)gshmemi_peer_ptr_at(dest, ((nelems ? nelems - 1 : 0) * dst + 1) * bytes, pe, __func__), \
+                                 (const char *)source, dst, sst, nelems, bytes, 0, 1),                        \
+            gshmemi_host_iput(dest, source, dst, sst, nelems, bytes, pe));                                    \
+    }                                                                                                         \
+    GSHMEMI_HD void shmem_iget##bits(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
+    {                                                                                                         \
+        GSHMEMI_HOSTDEV_BRANCH(                                                                               \
+            gshmemi_strided_copy((char *)dest,                                                                \
+                                 (const char *)gshmemi_peer_ptr_at(source, ((nelems ? nelems - 1 : 0) * sst + 1) * bytes, pe, __func__), \
+                                 dst, sst, nelems, bytes, 0, 1),                                              \
+            gshmemi_host_iget(dest, source, dst, sst, nelems, bytes, pe));                                    \
+    }
+GSHMEM_RMA_SIZES(GSHMEMI_DEFINE_SIZED_RMA)
+#undef GSHMEMI_DEFINE_SIZED_RMA
+#undef GSHMEMI_DEFINE_BULK_RMA
+#undef GSHMEMI_DEFINE_ELEM_RMA
+#undef GSHMEMI_DEFINE_WAIT_UNTIL
+
+/* Atomics, signals, wait/test families. */
+#include "device/amo.cuh"
+#include "device/signal.cuh"
 
 #endif

@@ -31,6 +31,9 @@
     X(size, size_t)                                                                              \
     X(ptrdiff, ptrdiff_t)
 
+/* The sizes of shmem_putSIZE / getSIZE / iputSIZE / igetSIZE, as (bits, bytes). */
+#define GSHMEM_RMA_SIZES(X) X(8, 1) X(16, 2) X(32, 4) X(64, 8) X(128, 16)
+
 /* Comparison operators of wait_until / test. */
 enum {
     SHMEM_CMP_EQ = 0,
@@ -57,7 +60,7 @@ typedef struct gshmemi_device_state {
     int initialized;
     int my_pe;
     int n_pes;
-    int pad0;
+    int debug_checks;            /* GSHMEM_DEBUG_CHECKS: validate PE and address on every device call */
     char *heap_base;             /* this PE's heap: symmetric addresses live in [heap_base, +heap_size) */
     size_t heap_size;
     char *const *peer_base;      /* device array [n_pes]: peer's heap as mapped here, NULL if unreachable */

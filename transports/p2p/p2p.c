@@ -40,9 +40,28 @@ static int p2p_get(gshmemi_state_t *st, void *dest, const void *src, size_t n, i
     return GSHMEMI_OK;
 }
 
+/* The copy engine does strided copies as 2D copies: one element wide, nelems rows. */
+static int p2p_iput(gshmemi_state_t *st, void *dest, size_t dpitch, const void *src, size_t spitch, size_t elem_size,
+                    size_t nelems, int pe, cudaStream_t stream)
+{
+    char *remote = st->peer_base[pe] + ((char *)dest - st->heap.my_base);
+    GSHMEMI_CUDACHECK(cudaMemcpy2DAsync(remote, dpitch, src, spitch, elem_size, nelems, cudaMemcpyDefault, stream));
+    return GSHMEMI_OK;
+}
+
+static int p2p_iget(gshmemi_state_t *st, void *dest, size_t dpitch, const void *src, size_t spitch, size_t elem_size,
+                    size_t nelems, int pe, cudaStream_t stream)
+{
+    const char *remote = st->peer_base[pe] + ((const char *)src - st->heap.my_base);
+    GSHMEMI_CUDACHECK(cudaMemcpy2DAsync(dest, dpitch, remote, spitch, elem_size, nelems, cudaMemcpyDefault, stream));
+    return GSHMEMI_OK;
+}
+
 const gshmemi_transport_t gshmemi_transport_p2p = {
     .name = "p2p",
     .can_reach = p2p_can_reach,
     .put = p2p_put,
     .get = p2p_get,
+    .iput = p2p_iput,
+    .iget = p2p_iget,
 };
