@@ -44,7 +44,7 @@ else fail "PE killed by SIGSEGV: rc $rc"; cat "$tmp/err"; fi
 
 # 5. A PE that ignores SIGTERM is killed 5 s later.
 t0=$(now)
-timeout $LIMIT "$RUN" -n 2 bash -c 'if [ "$GSHMEM_RANK" = 1 ]; then exit 3; fi; trap "" TERM; sleep 30 & wait; wait' 2>"$tmp/err"
+timeout $LIMIT "$RUN" -n 2 bash -c 'trap "" TERM; if [ "$GSHMEM_RANK" = 1 ]; then sleep 1; exit 3; fi; sleep 30 & wait; wait' 2>"$tmp/err"
 rc=$?
 if [ $rc -eq 3 ] && elapsed_lt "$t0" 15 && grep -q 'SIGKILL' "$tmp/err"; then pass "a PE ignoring SIGTERM gets SIGKILL"
 else fail "PE ignoring SIGTERM: rc $rc"; cat "$tmp/err"; fi
