@@ -4,6 +4,7 @@
 #define GSHMEMI_TRANSPORT_H
 
 #include "../runtime/state.h"
+#include "gshmem/amo.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,6 +22,16 @@ typedef struct gshmemi_transport {
                 size_t nelems, int pe, cudaStream_t stream);
     int (*iget)(gshmemi_state_t *st, void *dest, size_t dpitch, const void *src, size_t spitch, size_t elem_size,
                 size_t nelems, int pe, cudaStream_t stream);
+    /* Host-initiated atomic op (GSHMEMI_AMO_*, gshmem/amo.h) on the width-byte (4 or 8) word at the
+     * symmetric dest on pe, ordered after earlier work on stream and a release for it (the signal of
+     * the stream-ordered put-with-signal). With fetched != NULL it also waits for completion and
+     * stores the old value there (the host AMOs); with NULL it only enqueues (capturable). */
+    int (*amo)(gshmemi_state_t *st, int op, void *dest, uint64_t value, uint64_t cond, size_t width, int pe,
+               cudaStream_t stream, uint64_t *fetched);
+    /* Later work on stream waits until the local word ivar (2, 4 or 8 bytes, signed or not)
+     * compares cmp to value (bits zero-extended); what names the routine in a timeout report. */
+    int (*wait_local)(gshmemi_state_t *st, const void *ivar, size_t width, int is_signed, int cmp, uint64_t value,
+                      const char *what, cudaStream_t stream);
 } gshmemi_transport_t;
 
 extern const gshmemi_transport_t gshmemi_transport_p2p;

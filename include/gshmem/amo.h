@@ -101,6 +101,9 @@ GSHMEM_SYNC_TYPES(GSHMEMI_DECL_WAIT_ON_STREAM)
 /* Internal entry points of the host side of the __host__ __device__ routines. value/cond/the
  * result are the 4- or 8-byte words' bits (width bytes), zero-extended. */
 uint64_t gshmemi_host_amo(const char *routine, int op, void *dest, uint64_t value, uint64_t cond, size_t width, int pe);
+/* The fetching _nbi forms: the old value is stored to fetch (host or device memory). */
+void gshmemi_host_amo_fetch_nbi(const char *routine, int op, void *fetch, void *dest, uint64_t value, uint64_t cond,
+                                size_t width, int pe);
 void gshmemi_host_putmem_signal(const char *routine, void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
                                 uint64_t signal, int sig_op, int pe, int blocking);
 uint64_t gshmemi_host_signal_fetch(const uint64_t *sig_addr);
@@ -151,6 +154,7 @@ void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint
                                        uint64_t signal, int sig_op, int pe);
 GSHMEM_RMA_TYPES(GSHMEMI_DECL_PUT_SIGNAL)
 #undef GSHMEMI_DECL_PUT_SIGNAL
+void shmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 uint64_t shmem_signal_fetch(const uint64_t *sig_addr);
 uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value);
 #endif

@@ -9,6 +9,9 @@
 
 #include "gshmem.h"
 
+/* pt_opts_t grows at its end; perftests initialize its leading fields positionally. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 #define PT_CUDA(call)                                                                              \
     do {                                                                                           \
         cudaError_t e_ = (call);                                                                   \
@@ -26,9 +29,19 @@ typedef struct {
     int json;
     int bidir;
     const char *name;
+    /* Options only some perftests take: a test sets `accepts` (PT_ACCEPT_*) and the defaults
+     * below before pt_parse; the others reject --op/--scope/--type. */
+    unsigned accepts;
+    const char *op;    /* --op NAME ("all" or NULL: every op of the test) */
+    int scope;         /* --scope thread|warp|block: PT_SCOPE_* */
+    const char *type;  /* --type NAME */
 } pt_opts_t;
 
-static size_t pt_parse_size(const char *s)
+enum { PT_ACCEPT_OP = 1, PT_ACCEPT_SCOPE = 2, PT_ACCEPT_TYPE = 4 };
+enum { PT_SCOPE_THREAD = 0, PT_SCOPE_WARP = 1, PT_SCOPE_BLOCK = 2 };
+static const char *const pt_scope_names[] = {"thread", "warp", "block"};
+
+static inline size_t pt_parse_size(const char *s)
 {
     char *end;
     double v = strtod(s, &end);
@@ -41,17 +54,23 @@ static size_t pt_parse_size(const char *s)
     return (size_t)v;
 }
 
-static void pt_usage(const char *name)
+static inline void pt_usage(const char *name)
 {
     fprintf(stderr,
             "usage: %s [-b min_size] [-e max_size] [-f step_factor] [-n iters] [-w warmup] [-c ctas] [-t threads] [--json]\n"
-            "  sizes accept K, M, G suffixes; run with 2 PEs (gshmemrun -n 2 %s)\n",
+            "          [--bidir] [--op NAME] [--scope thread|warp|block] [--type NAME]\n"
+            "  sizes accept K, M, G suffixes; run with 2 PEs (gshmemrun -n 2 %s);\n"
+            "  --op, --scope and --type only where the perftest says so (perftest/README.md)\n",
             name, name);
 }
 
-static void pt_parse(int argc, char **argv, pt_opts_t *o)
+static inline void pt_parse(int argc, char **argv, pt_opts_t *o)
 {
-    static struct option longopts[] = {{"json", no_argument, 0, 'j'}, {"bidir", no_argument, 0, 'B'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    static struct option longopts[] = {{"json", no_argument, 0, 'j'},       {"bidir", no_argument, 0, 'B'},
+                                       {"help", no_argument, 0, 'h'},       {"op", required_argument, 0, 'O'},
+                                       {"scope", required_argument, 0, 'S'}, {"type", required_argument, 0, 'T'},
+                                       {0, 0, 0, 0}};
+    int bad_extra = 0;
     int c;
     o->name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
     while ((c = getopt_long(argc, argv, "b:e:f:n:w:c:t:h", longopts, NULL)) != -1) {
@@ -65,11 +84,20 @@ static void pt_parse(int argc, char **argv, pt_opts_t *o)
         case 't': o->threads = atoi(optarg); break;
         case 'j': o->json = 1; break;
         case 'B': o->bidir = 1; break;
+        case 'O': o->op = optarg; bad_extra |= !(o->accepts & PT_ACCEPT_OP); break;
+        case 'T': o->type = optarg; bad_extra |= !(o->accepts & PT_ACCEPT_TYPE); break;
+        case 'S':
+            bad_extra |= !(o->accepts & PT_ACCEPT_SCOPE);
+            if (!strcmp(optarg, "thread")) o->scope = PT_SCOPE_THREAD;
+            else if (!strcmp(optarg, "warp")) o->scope = PT_SCOPE_WARP;
+            else if (!strcmp(optarg, "block")) o->scope = PT_SCOPE_BLOCK;
+            else bad_extra = 1;
+            break;
         default: pt_usage(o->name); exit(c == 'h' ? 0 : 2);
         }
     }
     if (o->min_size == 0 || o->max_size < o->min_size || o->step_factor < 2 || o->iters < 1 || o->warmup < 0 ||
-        o->ctas < 1 || o->threads < 1 || o->threads > 1024) {
+        o->ctas < 1 || o->threads < 1 || o->threads > 1024 || bad_extra) {
         fprintf(stderr, "%s: bad options\n", o->name);
         pt_usage(o->name);
         exit(2);
@@ -77,7 +105,7 @@ static void pt_parse(int argc, char **argv, pt_opts_t *o)
 }
 
 /* Perftests need a GPU: say so and fail (not skip) when there is none. */
-static void pt_require_gpu(const char *name)
+static inline void pt_require_gpu(const char *name)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
@@ -88,7 +116,7 @@ static void pt_require_gpu(const char *name)
     }
 }
 
-static void pt_header(const pt_opts_t *o, const char *what, const char *unit)
+static inline void pt_header(const pt_opts_t *o, const char *what, const char *unit)
 {
     if (o->json) return;
     printf("# %s: %s, %d PEs, %d CTAs x %d threads, %d iterations (%d warm-up)\n", o->name, what, shmem_n_pes(), o->ctas,
@@ -96,7 +124,7 @@ static void pt_header(const pt_opts_t *o, const char *what, const char *unit)
     printf("%12s %12s %12s\n", "size(B)", "time(us)", unit);
 }
 
-static void pt_row(const pt_opts_t *o, size_t size, double us, double value, const char *unit)
+static inline void pt_row(const pt_opts_t *o, size_t size, double us, double value, const char *unit)
 {
     if (o->json)
         printf("{\"test\":\"%s\",\"pes\":%d,\"ctas\":%d,\"threads\":%d,\"iters\":%d,\"size\":%zu,\"time_us\":%.3f,\"%s\":%.3f}\n",
@@ -104,6 +132,157 @@ static void pt_row(const pt_opts_t *o, size_t size, double us, double value, con
     else
         printf("%12zu %12.3f %12.3f\n", size, us, value);
     fflush(stdout);
+}
+
+/* ---- shared by the perftests added with the atomics and signals ---- */
+
+/* GPU check, shmem_init, and the 2-PE requirement (says so and exits 1 with fewer). */
+static inline void pt_init(const pt_opts_t *o)
+{
+    pt_require_gpu(o->name);
+    shmem_init();
+    if (shmem_n_pes() < 2) {
+        fprintf(stderr, "%s: needs 2 PEs, has %d (gshmemrun -n 2 %s)\n", o->name, shmem_n_pes(), o->name);
+        shmem_global_exit(1);
+    }
+}
+
+/* Fails the whole job: a benchmark of a broken transfer is worse than none. */
+#define PT_FAIL(o, ...)                                                                            \
+    do {                                                                                           \
+        fprintf(stderr, "%s: PE %d: VERIFICATION FAILED: ", (o)->name, shmem_my_pe());             \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fprintf(stderr, "\n");                                                                     \
+        fflush(NULL);                                                                              \
+        shmem_global_exit(1);                                                                      \
+    } while (0)
+
+/* An idle GPU runs at a low clock and takes milliseconds to ramp up (see rma_bw.cuh): repeat
+ * `launch` (kernels or stream operations on `stream`) for 200 ms before measuring. */
+#define PT_SPINUP(stream, launch)                                                                  \
+    do {                                                                                           \
+        cudaEvent_t s0_, s1_;                                                                      \
+        PT_CUDA(cudaEventCreate(&s0_));                                                            \
+        PT_CUDA(cudaEventCreate(&s1_));                                                            \
+        PT_CUDA(cudaEventRecord(s0_, stream));                                                     \
+        for (float spun_ = 0; spun_ < 200.0f;) {                                                   \
+            launch;                                                                                \
+            PT_CUDA(cudaGetLastError());                                                           \
+            PT_CUDA(cudaEventRecord(s1_, stream));                                                 \
+            PT_CUDA(cudaEventSynchronize(s1_));                                                    \
+            PT_CUDA(cudaEventElapsedTime(&spun_, s0_, s1_));                                       \
+        }                                                                                          \
+        PT_CUDA(cudaEventDestroy(s0_));                                                            \
+        PT_CUDA(cudaEventDestroy(s1_));                                                            \
+    } while (0)
+
+/* Times `launch` on `stream` with CUDA events; returns milliseconds. */
+#define PT_TIME_MS(ms, stream, launch)                                                             \
+    do {                                                                                           \
+        cudaEvent_t t0_, t1_;                                                                      \
+        PT_CUDA(cudaEventCreate(&t0_));                                                            \
+        PT_CUDA(cudaEventCreate(&t1_));                                                            \
+        PT_CUDA(cudaEventRecord(t0_, stream));                                                     \
+        launch;                                                                                    \
+        PT_CUDA(cudaGetLastError());                                                               \
+        PT_CUDA(cudaEventRecord(t1_, stream));                                                     \
+        PT_CUDA(cudaEventSynchronize(t1_));                                                        \
+        PT_CUDA(cudaEventElapsedTime(&(ms), t0_, t1_));                                            \
+        PT_CUDA(cudaEventDestroy(t0_));                                                            \
+        PT_CUDA(cudaEventDestroy(t1_));                                                            \
+    } while (0)
+
+/* A byte pattern that differs per offset and per seed, so a misplaced or missing copy shows. */
+static __host__ __device__ __forceinline__ unsigned char pt_pattern(size_t i, unsigned seed)
+{
+    unsigned x = (unsigned)(i >> 2) * 2654435761u + seed * 40503u + 0x9e3779b9u;
+    x ^= x >> 15;
+    return (unsigned char)(x >> (8 * (i & 3)));
+}
+
+static __global__ void pt_fill_kernel(unsigned char *buf, size_t n, unsigned seed)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        buf[i] = pt_pattern(i, seed);
+}
+
+static __global__ void pt_check_kernel(const unsigned char *buf, size_t n, unsigned seed, unsigned long long *bad)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        if (buf[i] != pt_pattern(i, seed)) {
+            atomicAdd(&bad[0], 1ull);
+            atomicMin(&bad[1], (unsigned long long)i);
+        }
+}
+
+/* Fills n bytes of local device memory (symmetric or not) with pt_pattern(seed). */
+static inline void pt_fill(void *buf, size_t n, unsigned seed)
+{
+    if (n == 0) return;
+    pt_fill_kernel<<<264, 512>>>((unsigned char *)buf, n, seed);
+    PT_CUDA(cudaGetLastError());
+    PT_CUDA(cudaDeviceSynchronize());
+}
+
+/* Checks n bytes of local device memory against pt_pattern(seed); fails the job if different. */
+static inline void pt_verify(const pt_opts_t *o, const char *what, const void *buf, size_t n, unsigned seed)
+{
+    unsigned long long h[2] = {0, ~0ull}, *d;
+    if (n == 0) return;
+    PT_CUDA(cudaMalloc((void **)&d, sizeof(h)));
+    PT_CUDA(cudaMemcpy(d, h, sizeof(h), cudaMemcpyHostToDevice));
+    pt_check_kernel<<<264, 512>>>((const unsigned char *)buf, n, seed, d);
+    PT_CUDA(cudaGetLastError());
+    PT_CUDA(cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost));
+    PT_CUDA(cudaFree(d));
+    if (h[0]) PT_FAIL(o, "%s: %llu of %zu bytes wrong, first at offset %llu", what, h[0], n, h[1]);
+}
+
+/* Table header and rows of the newer perftests: an optional op column, the per-iteration time
+ * and up to 4 named values. `shape` replaces "CTAs x threads" where that is not the launch shape. */
+static inline void pt_header_ex(const pt_opts_t *o, const char *what, const char *shape, int with_op, int nv,
+                         const char *const *names)
+{
+    if (o->json) return;
+    if (shape)
+        printf("# %s: %s, %d PEs, %s, %d iterations (%d warm-up)\n", o->name, what, shmem_n_pes(), shape, o->iters,
+               o->warmup);
+    else
+        printf("# %s: %s, %d PEs, %d CTAs x %d threads, %d iterations (%d warm-up)\n", o->name, what, shmem_n_pes(),
+               o->ctas, o->threads, o->iters, o->warmup);
+    if (with_op) printf("%-16s ", "op");
+    printf("%12s %12s", "size(B)", "time(us)");
+    for (int i = 0; i < nv; i++) printf(" %12s", names[i]);
+    printf("\n");
+    fflush(stdout);
+}
+
+/* JSON: the keys of pt_row, then "op"/"scope"/"type" where given, "time_us" and the values. */
+static inline void pt_row_ex(const pt_opts_t *o, const char *op, const char *scope, const char *type, size_t size,
+                      double us, int nv, const char *const *names, const double *vals)
+{
+    if (o->json) {
+        printf("{\"test\":\"%s\",\"pes\":%d,\"ctas\":%d,\"threads\":%d,\"iters\":%d,\"size\":%zu", o->name,
+               shmem_n_pes(), o->ctas, o->threads, o->iters, size);
+        if (op) printf(",\"op\":\"%s\"", op);
+        if (scope) printf(",\"scope\":\"%s\"", scope);
+        if (type) printf(",\"type\":\"%s\"", type);
+        printf(",\"time_us\":%.3f", us);
+        for (int i = 0; i < nv; i++) printf(",\"%s\":%.3f", names[i], vals[i]);
+        printf("}\n");
+    } else {
+        if (op) printf("%-16s ", op);
+        printf("%12zu %12.3f", size, us);
+        for (int i = 0; i < nv; i++) printf(" %12.3f", vals[i]);
+        printf("\n");
+    }
+    fflush(stdout);
+}
+
+/* Is `name` selected by --op (NULL or "all" selects every op)? */
+static inline int pt_op_selected(const pt_opts_t *o, const char *name)
+{
+    return o->op == NULL || !strcmp(o->op, "all") || !strcmp(o->op, name);
 }
 
 #endif

@@ -57,6 +57,12 @@ static int p2p_iget(gshmemi_state_t *st, void *dest, size_t dpitch, const void *
     return GSHMEMI_OK;
 }
 
+/* p2p_amo.cu: one-thread kernels on the stream. */
+int gshmemi_p2p_amo(gshmemi_state_t *st, int op, void *dest, uint64_t value, uint64_t cond, size_t width, int pe,
+                    cudaStream_t stream, uint64_t *fetched);
+int gshmemi_p2p_wait_local(gshmemi_state_t *st, const void *ivar, size_t width, int is_signed, int cmp, uint64_t value,
+                           const char *what, cudaStream_t stream);
+
 const gshmemi_transport_t gshmemi_transport_p2p = {
     .name = "p2p",
     .can_reach = p2p_can_reach,
@@ -64,4 +70,6 @@ const gshmemi_transport_t gshmemi_transport_p2p = {
     .get = p2p_get,
     .iput = p2p_iput,
     .iget = p2p_iget,
+    .amo = gshmemi_p2p_amo,
+    .wait_local = gshmemi_p2p_wait_local,
 };

@@ -1,0 +1,2 @@
+#include "rma_latency.cuh"
+int main(int argc, char **argv) { return rma_latency_main(argc, argv, 1); }

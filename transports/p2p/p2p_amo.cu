@@ -1,0 +1,115 @@
+/* The P2P transport's host-initiated atomics and stream-ordered waits: one-thread kernels, so
+ * that they are ordered on the caller's stream (and capturable in a CUDA graph) and use the same
+ * system-scope atomics as the device API. Host AMOs are rare: correctness first, a synchronize per
+ * fetching call. */
+#include <pthread.h>
+#include <string.h>
+
+#include "gshmem.h"
+#include "../transport.h"
+
+typedef struct {
+    void *word;       /* the peer's word as mapped here */
+    uint64_t value, cond;
+    uint64_t *out;    /* where the old value goes, or NULL */
+    int op, width;
+} p2p_amo_args_t;
+
+typedef struct {
+    const void *ivar;
+    uint64_t value;   /* width bytes, zero-extended */
+    uint64_t *out;
+    int width, is_signed, cmp;
+    char what[96];    /* routine named in a timeout report */
+} p2p_wait_args_t;
+
+/* One result slot for the blocking forms; the lock keeps concurrent host threads apart. */
+static __device__ uint64_t p2p_result;
+static pthread_mutex_t p2p_result_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static __global__ void p2p_amo_kernel(p2p_amo_args_t a)
+{
+    /* Stream order puts earlier work before this kernel; the fence makes this op a release for
+     * remote observers too (the signal of the stream-ordered put_signal). */
+    __threadfence_system();
+    uint64_t old = a.width == 4 ? gshmemi_amo_op_b32(a.op, a.word, (uint32_t)a.value, (uint32_t)a.cond)
+                                : gshmemi_amo_op_b64(a.op, a.word, a.value, a.cond);
+    if (a.out) *a.out = old;
+}
+
+static __device__ __forceinline__ long long p2p_sext(uint64_t v, int width)
+{
+    return width == 2 ? (long long)(int16_t)v : width == 4 ? (long long)(int32_t)v : (long long)v;
+}
+
+static __global__ void p2p_wait_kernel(p2p_wait_args_t a)
+{
+    uint64_t start = 0, cur;
+    uint32_t spins = 0;
+    for (;;) {
+        if (a.width == 8) cur = gshmemi_ld_acquire_u64(a.ivar);
+        else if (a.width == 4) cur = gshmemi_ld_acquire_u32(a.ivar);
+        else cur = *(const volatile uint16_t *)a.ivar;
+        int ok = a.is_signed ? gshmemi_cmp(a.cmp, p2p_sext(cur, a.width), p2p_sext(a.value, a.width))
+                             : gshmemi_cmp_u(a.cmp, cur, a.value);
+        if (ok) break;
+        gshmemi_wait_check(&start, &spins, a.what, a.ivar, -1);
+    }
+    __threadfence_system(); /* what the writer released before the word is visible to later work */
+    if (a.out) *a.out = cur;
+}
+
+/* Launches, and for the blocking forms copies the result back and synchronizes. */
+template <typename Args>
+static int p2p_launch(void (*kernel)(Args), Args *a, cudaStream_t stream, uint64_t *result)
+{
+    int rc = GSHMEMI_OK;
+    if (!result) {
+        a->out = NULL;
+        kernel<<<1, 1, 0, stream>>>(*a);
+        GSHMEMI_CUDACHECK(cudaGetLastError());
+        return GSHMEMI_OK;
+    }
+    pthread_mutex_lock(&p2p_result_lock);
+    cudaError_t err = cudaGetSymbolAddress((void **)&a->out, p2p_result);
+    if (err == cudaSuccess) {
+        kernel<<<1, 1, 0, stream>>>(*a);
+        err = cudaGetLastError();
+    }
+    if (err == cudaSuccess) err = cudaMemcpyFromSymbolAsync(result, p2p_result, sizeof(uint64_t), 0, cudaMemcpyDeviceToHost, stream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+    pthread_mutex_unlock(&p2p_result_lock);
+    if (err != cudaSuccess) {
+        GSHMEMI_ERROR("p2p", "host-initiated atomic/wait kernel failed: %s", cudaGetErrorString(err));
+        rc = GSHMEMI_ERR_CUDA;
+    }
+    return rc;
+}
+
+extern "C" int gshmemi_p2p_amo(gshmemi_state_t *st, int op, void *dest, uint64_t value, uint64_t cond, size_t width,
+                               int pe, cudaStream_t stream, uint64_t *fetched)
+{
+    p2p_amo_args_t a;
+    memset(&a, 0, sizeof(a));
+    a.word = st->peer_base[pe] + ((char *)dest - st->heap.my_base);
+    a.value = value;
+    a.cond = cond;
+    a.op = op;
+    a.width = (int)width;
+    return p2p_launch(p2p_amo_kernel, &a, stream, fetched);
+}
+
+extern "C" int gshmemi_p2p_wait_local(gshmemi_state_t *st, const void *ivar, size_t width, int is_signed, int cmp,
+                                      uint64_t value, const char *what, cudaStream_t stream)
+{
+    p2p_wait_args_t a;
+    (void)st;
+    memset(&a, 0, sizeof(a));
+    a.ivar = ivar;
+    a.value = value;
+    a.width = (int)width;
+    a.is_signed = is_signed;
+    a.cmp = cmp;
+    strncpy(a.what, what, sizeof(a.what) - 1);
+    return p2p_launch(p2p_wait_kernel, &a, stream, (uint64_t *)NULL);
+}
