@@ -46,6 +46,7 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("test_debug_checks: %s trapped (%s)\n", modes[mode], cudaGetErrorString(err));
-    /* The context is gone after a trap: leave without finalizing. */
+    /* The context is gone after a trap: leave without finalizing (and flush: _exit does not). */
+    fflush(stdout);
     _exit(0);
 }
