@@ -64,6 +64,27 @@ GSHMEMI_DEV void gshmemi_get_scope(void *dest, const void *src, size_t n, int pe
     gshmemi_scope_sync(scope);
 }
 
+/* Strided put/get of nelems elements of es bytes by the calling group; the symmetric side spans
+ * (nelems - 1) * stride + 1 elements, which is what the debug check validates. */
+GSHMEMI_DEV void gshmemi_strided_copy(char *dest, const char *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                                      size_t es, unsigned tid, unsigned nt);
+GSHMEMI_DEV void gshmemi_iput_scope(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n, size_t es,
+                                    int pe, int scope, const char *routine)
+{
+    char *d = (char *)gshmemi_peer_ptr_at(dest, ((n ? n - 1 : 0) * dst + 1) * es, pe, routine);
+    gshmemi_scope_sync(scope);
+    gshmemi_strided_copy(d, (const char *)src, dst, sst, n, es, gshmemi_scope_tid(scope), gshmemi_scope_size(scope));
+    gshmemi_scope_sync(scope);
+}
+GSHMEMI_DEV void gshmemi_iget_scope(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n, size_t es,
+                                    int pe, int scope, const char *routine)
+{
+    const char *s = (const char *)gshmemi_peer_ptr_at(src, ((n ? n - 1 : 0) * sst + 1) * es, pe, routine);
+    gshmemi_scope_sync(scope);
+    gshmemi_strided_copy((char *)dest, s, dst, sst, n, es, gshmemi_scope_tid(scope), gshmemi_scope_size(scope));
+    gshmemi_scope_sync(scope);
+}
+
 /* Strided copy of nelems elements of size es: dest[i*dst] = src[i*sst], split across the group. */
 GSHMEMI_DEV void gshmemi_strided_copy(char *dest, const char *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
                                       size_t es, unsigned tid, unsigned nt)

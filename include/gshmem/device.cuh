@@ -127,34 +127,21 @@ GSHMEMI_DEFINE_MEM_RMA(_nbi, 0)
     }                                                                                                         \
     GSHMEMI_HD void shmem_##name##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
     {                                                                                                         \
-        GSHMEMI_HOSTDEV_BRANCH(                                                                               \
-            gshmemi_strided_copy((char *)gshmemi_peer_ptr_at(dest, ((nelems ? nelems - 1 : 0) * dst + 1) * sizeof(T), pe, __func__), \
-                                 (const char *)source, dst, sst, nelems, sizeof(T), 0, 1),                    \
-            gshmemi_host_iput(dest, source, dst, sst, nelems, sizeof(T), pe));                                \
+        GSHMEMI_HOSTDEV_BRANCH(gshmemi_iput_scope(dest, source, dst, sst, nelems, sizeof(T), pe, GSHMEMI_SCOPE_THREAD, __func__), \
+                               gshmemi_host_iput(dest, source, dst, sst, nelems, sizeof(T), pe));             \
     }                                                                                                         \
     GSHMEMI_HD void shmem_##name##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
     {                                                                                                         \
-        GSHMEMI_HOSTDEV_BRANCH(                                                                               \
-            gshmemi_strided_copy((char *)dest,                                                                \
-                                 (const char *)gshmemi_peer_ptr_at(source, ((nelems ? nelems - 1 : 0) * sst + 1) * sizeof(T), pe, __func__), \
-                                 dst, sst, nelems, sizeof(T), 0, 1),                                          \
-            gshmemi_host_iget(dest, source, dst, sst, nelems, sizeof(T), pe));                                \
+        GSHMEMI_HOSTDEV_BRANCH(gshmemi_iget_scope(dest, source, dst, sst, nelems, sizeof(T), pe, GSHMEMI_SCOPE_THREAD, __func__), \
+                               gshmemi_host_iget(dest, source, dst, sst, nelems, sizeof(T), pe));             \
     }                                                                                                         \
     GSHMEMI_D void shmemx_##name##_iput_block(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
     {                                                                                                         \
-        char *d = (char *)gshmemi_peer_ptr_at(dest, ((nelems ? nelems - 1 : 0) * dst + 1) * sizeof(T), pe, __func__); \
-        __syncthreads();                                                                                      \
-        gshmemi_strided_copy(d, (const char *)source, dst, sst, nelems, sizeof(T),                            \
-                             gshmemi_scope_tid(GSHMEMI_SCOPE_BLOCK), gshmemi_scope_size(GSHMEMI_SCOPE_BLOCK)); \
-        __syncthreads();                                                                                      \
+        gshmemi_iput_scope(dest, source, dst, sst, nelems, sizeof(T), pe, GSHMEMI_SCOPE_BLOCK, __func__);     \
     }                                                                                                         \
     GSHMEMI_D void shmemx_##name##_iget_block(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
     {                                                                                                         \
-        const char *s = (const char *)gshmemi_peer_ptr_at(source, ((nelems ? nelems - 1 : 0) * sst + 1) * sizeof(T), pe, __func__); \
-        __syncthreads();                                                                                      \
-        gshmemi_strided_copy((char *)dest, s, dst, sst, nelems, sizeof(T),                                    \
-                             gshmemi_scope_tid(GSHMEMI_SCOPE_BLOCK), gshmemi_scope_size(GSHMEMI_SCOPE_BLOCK)); \
-        __syncthreads();                                                                                      \
+        gshmemi_iget_scope(dest, source, dst, sst, nelems, sizeof(T), pe, GSHMEMI_SCOPE_BLOCK, __func__);     \
     }
 
 /* The extension types: CUDA code only (plain C has no half or bfloat16). */
@@ -208,18 +195,13 @@ GSHMEM_RMA_EXT_TYPES(GSHMEMI_DEFINE_ELEM_RMA)
     }                                                                                                         \
     GSHMEMI_HD void shmem_iput##bits(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
     {                                                                                                         \
-        GSHMEMI_HOSTDEV_BRANCH(                                                                               \
-            gshmemi_strided_copy((char *)gshmemi_peer_ptr_at(dest, ((nelems ? nelems - 1 : 0) * dst + 1) * bytes, pe, __func__), \
-                                 (const char *)source, dst, sst, nelems, bytes, 0, 1),                        \
-            gshmemi_host_iput(dest, source, dst, sst, nelems, bytes, pe));                                    \
+        GSHMEMI_HOSTDEV_BRANCH(gshmemi_iput_scope(dest, source, dst, sst, nelems, bytes, pe, GSHMEMI_SCOPE_THREAD, __func__), \
+                               gshmemi_host_iput(dest, source, dst, sst, nelems, bytes, pe));                 \
     }                                                                                                         \
     GSHMEMI_HD void shmem_iget##bits(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
     {                                                                                                         \
-        GSHMEMI_HOSTDEV_BRANCH(                                                                               \
-            gshmemi_strided_copy((char *)dest,                                                                \
-                                 (const char *)gshmemi_peer_ptr_at(source, ((nelems ? nelems - 1 : 0) * sst + 1) * bytes, pe, __func__), \
-                                 dst, sst, nelems, bytes, 0, 1),                                              \
-            gshmemi_host_iget(dest, source, dst, sst, nelems, bytes, pe));                                    \
+        GSHMEMI_HOSTDEV_BRANCH(gshmemi_iget_scope(dest, source, dst, sst, nelems, bytes, pe, GSHMEMI_SCOPE_THREAD, __func__), \
+                               gshmemi_host_iget(dest, source, dst, sst, nelems, bytes, pe));                 \
     }
 GSHMEM_RMA_SIZES(GSHMEMI_DEFINE_SIZED_RMA)
 #undef GSHMEMI_DEFINE_SIZED_RMA
