@@ -77,37 +77,4 @@ GSHMEMI_DEV void gshmemi_wait_check(uint64_t *start, uint32_t *spins, const char
         if (sizeof(T) < 4) __threadfence_system();                                                   \
     } while (0)
 
-/* Device barrier over all PEs: every PE stores its new sequence number into its own word of every
- * PE's flag array, then waits until all words reach it. One round; the counter only grows, so a
- * fast PE already in the next barrier cannot be mistaken for a slow one. `lane`/`nlanes` split the
- * peers among the calling threads. */
-GSHMEMI_DEV void gshmemi_barrier_all_lanes(unsigned lane, unsigned nlanes, uint64_t seq)
-{
-    const int me = gshmemi_dstate.my_pe, n = gshmemi_dstate.n_pes;
-    uint64_t *flags = gshmemi_dstate.barrier_flags;
-
-    for (int pe = (int)lane; pe < n; pe += (int)nlanes)
-        gshmemi_st_release_u64(gshmemi_peer_ptr_raw(flags + me, pe), seq);
-    for (int pe = (int)lane; pe < n; pe += (int)nlanes) {
-        uint64_t start = 0;
-        uint32_t spins = 0;
-        while (gshmemi_ld_acquire_u64(flags + pe) < seq)
-            gshmemi_wait_check(&start, &spins, "shmem_barrier_all", flags + pe, pe);
-    }
-}
-
-GSHMEMI_DEV void gshmemi_barrier_all_scope(int scope)
-{
-    unsigned tid = gshmemi_scope_tid(scope), nt = gshmemi_scope_size(scope);
-    uint64_t seq;
-
-    gshmemi_scope_sync(scope);
-    __threadfence_system(); /* barrier = quiet + sync */
-    seq = *(volatile uint64_t *)gshmemi_dstate.barrier_seq + 1;
-    gshmemi_scope_sync(scope);
-    if (tid == 0) *(volatile uint64_t *)gshmemi_dstate.barrier_seq = seq;
-    gshmemi_barrier_all_lanes(tid, nt, seq);
-    gshmemi_scope_sync(scope);
-}
-
 #endif

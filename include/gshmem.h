@@ -129,6 +129,8 @@ GSHMEM_RMA_SIZES(GSHMEMI_DECL_SIZED_RMA)
 
 /* Atomics, signals and point-to-point synchronization (host declarations and type lists). */
 #include "gshmem/amo.h"
+/* Teams, barriers and collectives. */
+#include "gshmem/coll.h"
 
 #ifdef __CUDACC__
 #include "gshmem/device.cuh"

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "log.h"
+#include "gshmem/types.h"
 
 gshmemi_env_t gshmemi_env;
 
@@ -110,6 +111,16 @@ static int parse_bootstrap(const char *name, const char *text, gshmemi_env_boots
     return parse_choice(name, text, names, 3, out);
 }
 
+/* LL128 has a protocol number but no implementation yet, so it is not accepted. */
+static const char *const proto_names[] = {"auto", "ll", "direct"};
+static const int proto_values[] = {GSHMEMI_PROTO_AUTO, GSHMEMI_PROTO_LL, GSHMEMI_PROTO_DIRECT};
+static int parse_proto(const char *name, const char *text, gshmemi_env_proto_t *out)
+{
+    int i, rc = parse_choice(name, text, proto_names, 3, &i);
+    if (rc == GSHMEMI_OK) *out = proto_values[i];
+    return rc;
+}
+
 int gshmemi_env_load(const char *(*get)(const char *name), gshmemi_env_t *env)
 {
     int rc = GSHMEMI_OK;
@@ -152,6 +163,12 @@ static void format_bootstrap(char *buf, size_t n, gshmemi_env_bootstrap_t v)
 {
     static const char *const names[] = {"auto", "pmix", "uid"};
     snprintf(buf, n, "%s", v >= 0 && v < 3 ? names[v] : "?");
+}
+
+static void format_proto(char *buf, size_t n, gshmemi_env_proto_t v)
+{
+    for (int i = 0; i < 3; i++)
+        if (proto_values[i] == v) snprintf(buf, n, "%s", proto_names[i]);
 }
 
 void gshmemi_env_print(FILE *out, const gshmemi_env_t *env)

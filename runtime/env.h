@@ -24,7 +24,12 @@ extern "C" {
     X(HEAP_GROWTH, size, "32M", "Smallest step by which the physical backing of the heap grows (rounded to the allocation granularity)") \
     X(PEER_TIMEOUT, seconds, "60", "Seconds a host-side wait on a same-host peer (heap growth handles) may take") \
     X(DEVICE_WAIT_TIMEOUT, seconds, "120", "Seconds a device-side wait on another PE (barrier, wait_until) may spin before it reports and traps") \
-    X(DEBUG_CHECKS, int, "0", "1: every device call checks its PE and symmetric address and traps with a report on a violation")
+    X(DEBUG_CHECKS, int, "0", "1: every device call checks its PE and symmetric address and traps with a report on a violation") \
+    X(MAX_TEAMS, int, "32", "Teams that can exist at once, the predefined four included (4..64); each owns a pSync slot") \
+    X(BARRIER_RADIX, int, "32", "Radix of the dissemination barrier/sync (2..32), clamped to the team size: 32 gives one round up to 32 PEs") \
+    X(COLL_PROTO, proto, "auto", "Collective protocol: auto | ll | direct (forces one, for tests and tuning)") \
+    X(COLL_LL_MAX, size, "64K", "Largest block, in bytes, that collectives send by LL; larger ones go direct") \
+    X(COLL_CTAS, int, "32", "Most CTAs (slices) of one on-stream collective (1..64)")
 
 /* C type of each TYPE column value. */
 typedef size_t gshmemi_env_size_t;
@@ -33,6 +38,7 @@ typedef double gshmemi_env_seconds_t;
 typedef const char *gshmemi_env_string_t;
 typedef int gshmemi_env_loglevel_t;  /* GSHMEMI_LOG_* */
 typedef int gshmemi_env_bootstrap_t; /* GSHMEMI_BOOTSTRAP_* */
+typedef int gshmemi_env_proto_t;     /* GSHMEMI_PROTO_* */
 
 enum { GSHMEMI_BOOTSTRAP_AUTO = 0, GSHMEMI_BOOTSTRAP_PMIX = 1, GSHMEMI_BOOTSTRAP_UID = 2 };
 

@@ -190,19 +190,9 @@ void gshmemi_host_quiet(void)
     if (err != cudaSuccess) GSHMEMI_ERROR("api", "shmem_quiet: %s", cudaGetErrorString(err));
 }
 
-void gshmemi_host_barrier_all(void)
-{
-    REQUIRE_INIT("shmem_barrier_all");
-    int rc = gshmemi_launch_barrier_all(gshmemi_state.stream);
-    cudaError_t err = rc == GSHMEMI_OK ? cudaStreamSynchronize(gshmemi_state.stream) : cudaErrorUnknown;
-    if (err != cudaSuccess) GSHMEMI_ERROR("api", "shmem_barrier_all failed: %s", cudaGetErrorString(err));
-}
+void gshmemi_host_barrier_all(void) { gshmemi_host_barrier(SHMEM_TEAM_WORLD, 1, "shmem_barrier_all"); }
 
-void shmemx_barrier_all_on_stream(struct CUstream_st *stream)
-{
-    REQUIRE_INIT("shmemx_barrier_all_on_stream");
-    if (gshmemi_launch_barrier_all((cudaStream_t)stream) != GSHMEMI_OK) GSHMEMI_ERROR("api", "shmemx_barrier_all_on_stream failed");
-}
+void shmemx_barrier_all_on_stream(struct CUstream_st *stream) { shmemx_barrier_on_stream(SHMEM_TEAM_WORLD, stream); }
 
 void shmemx_quiet_on_stream(struct CUstream_st *stream)
 {

@@ -162,7 +162,6 @@ static int setup_heap_and_transports(void)
     gshmemi_heap_config_t cfg;
     int *reachable = calloc((size_t)st->local_size, sizeof(int));
     uint64_t job_key = 0;
-    size_t off;
     int rc;
 
     st->pe_transport = calloc((size_t)st->n_pes, sizeof(*st->pe_transport));
@@ -207,14 +206,6 @@ static int setup_heap_and_transports(void)
     for (int pe = 0; pe < st->n_pes; pe++)
         if (st->pe_transport[pe] == &gshmemi_transport_p2p) st->peer_base[pe] = gshmemi_heap_local_base(&st->heap, st->peers[pe].local_index);
 
-    /* Runtime-owned symmetric words: the barrier flags, then this PE's barrier counter. */
-    rc = gshmemi_alloc_alloc(st->heap.alloc, (size_t)st->n_pes * sizeof(uint64_t) + 128, 128, &off);
-    if (rc != GSHMEMI_OK) goto out;
-    rc = gshmemi_heap_ensure_backed(&st->heap, gshmemi_alloc_high_water(st->heap.alloc));
-    if (rc != GSHMEMI_OK) goto out;
-    GSHMEMI_CUDACHECK(cudaMemset(st->heap.my_base + off, 0, (size_t)st->n_pes * sizeof(uint64_t) + 128));
-    st->dstate.barrier_flags = (uint64_t *)(st->heap.my_base + off);
-    st->dstate.barrier_seq = (uint64_t *)(st->heap.my_base + off + (size_t)st->n_pes * sizeof(uint64_t));
     rc = GSHMEMI_OK;
 out:
     free(reachable);
@@ -236,6 +227,8 @@ static int build_device_state(void)
     ds->peer_base = st->d_peer_base;
     ds->wait_timeout_ns = (uint64_t)(gshmemi_env.DEVICE_WAIT_TIMEOUT * 1e9);
     ds->debug_checks = gshmemi_env.DEBUG_CHECKS != 0;
+    ds->coll_proto = gshmemi_env.COLL_PROTO;
+    ds->coll_ll_max = gshmemi_env.COLL_LL_MAX;
     for (int pe = 0; pe < st->n_pes && pe < GSHMEMI_CONST_PEERS; pe++) ds->peer_base_c[pe] = st->peer_base[pe];
     return GSHMEMI_OK;
 }
@@ -254,6 +247,7 @@ static int init_impl(unsigned flags, shmemx_init_attr_t *attr)
     GSHMEMI_CHECK(exchange_peers());
     GSHMEMI_CHECK(setup_heap_and_transports());
     GSHMEMI_CUDACHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
+    GSHMEMI_CHECK(gshmemi_teams_init());
     GSHMEMI_CHECK(build_device_state());
     st->initialized = 1;
     GSHMEMI_CHECK(gshmemi_modules_update());
@@ -307,6 +301,7 @@ void shmem_finalize(void)
     /* Nobody may touch a peer's heap once it starts unmapping. */
     cudaDeviceSynchronize();
     if (st->bs->barrier(st->bs) != GSHMEMI_OK) GSHMEMI_WARN("finalize", "the final barrier failed; tearing down anyway");
+    gshmemi_teams_fini();
     gshmemi_heap_fini(&st->heap);
     cudaFree(st->d_peer_base);
     cudaStreamDestroy(st->stream);

@@ -22,6 +22,12 @@ typedef struct {
 
 struct gshmemi_transport;
 
+/* A team slot on the host: the device descriptor (device addresses) and whether it is taken. */
+typedef struct {
+    int in_use;
+    gshmemi_team_dev_t dev;
+} gshmemi_team_host_t;
+
 typedef struct {
     int initialized;
     int my_pe, n_pes;
@@ -38,6 +44,14 @@ typedef struct {
     gshmemi_bootstrap_t *bs;
     gshmemi_heap_t heap;
     gshmemi_device_state_t dstate;
+    /* teams (runtime/team.c) */
+    int max_teams;
+    gshmemi_team_host_t *teams;    /* [max_teams] */
+    gshmemi_team_dev_t *d_teams;   /* the same descriptors in device memory */
+    uint64_t *d_seq;               /* [max_teams][GSHMEMI_COLL_SLICES] sequence counters */
+    char *psync_pool;              /* symmetric: max_teams slots of psync_slot bytes */
+    size_t psync_slot;
+    uint64_t *team_scratch;        /* symmetric: 2 words for agreeing on a free slot */
 } gshmemi_state_t;
 
 extern gshmemi_state_t gshmemi_state;
@@ -47,9 +61,18 @@ int gshmemi_modules_update(void);
 /* Host-side check that [ptr, ptr+len) lies in this PE's heap. */
 int gshmemi_in_heap(const void *ptr, size_t len);
 
+/* runtime/team.c */
+int gshmemi_teams_init(void);      /* pSync pool, counters, the predefined teams */
+void gshmemi_teams_fini(void);
+/* The team's host descriptor, or NULL with a logged reason naming the routine. */
+const gshmemi_team_dev_t *gshmemi_team_lookup(shmem_team_t team, const char *routine);
+
 /* collectives/: launchers of the stream-ordered kernels. */
-int gshmemi_launch_barrier_all(cudaStream_t stream);
+int gshmemi_launch_barrier(shmem_team_t team, int fence, cudaStream_t stream, const char *routine);
 int gshmemi_launch_quiet(cudaStream_t stream);
+/* Checks the arguments of a collective, picks its protocol and slices, and enqueues it. */
+int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op,
+                        cudaStream_t stream);
 
 #ifdef __cplusplus
 }

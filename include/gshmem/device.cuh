@@ -9,6 +9,7 @@
 
 #include "device/p2p.cuh"
 #include "device/sync.cuh"
+#include "device/team.cuh"
 
 #ifdef __CUDA_ARCH__
 #define GSHMEMI_HOSTDEV_BRANCH(device_code, host_code) device_code
@@ -32,13 +33,32 @@ GSHMEMI_HD void *shmem_ptr(const void *dest, int pe)
 }
 GSHMEMI_HD void shmem_quiet(void) { GSHMEMI_HOSTDEV_BRANCH(gshmemi_quiet(), gshmemi_host_quiet()); }
 GSHMEMI_HD void shmem_fence(void) { GSHMEMI_HOSTDEV_BRANCH(gshmemi_fence(), gshmemi_host_quiet()); }
-/* On the device: called by one thread per PE (the _warp/_block forms by the whole group). */
+/* Barriers and syncs on the device: called by one thread per PE (the _warp/_block forms by the
+ * whole group). barrier = quiet + sync. */
 GSHMEMI_HD void shmem_barrier_all(void)
 {
-    GSHMEMI_HOSTDEV_BRANCH(gshmemi_barrier_all_scope(GSHMEMI_SCOPE_THREAD), gshmemi_host_barrier_all());
+    GSHMEMI_HOSTDEV_BRANCH(gshmemi_team_barrier_scope(SHMEM_TEAM_WORLD, GSHMEMI_SCOPE_THREAD, 1, "shmem_barrier_all"),
+                           gshmemi_host_barrier_all());
 }
-GSHMEMI_D void shmemx_barrier_all_warp(void) { gshmemi_barrier_all_scope(GSHMEMI_SCOPE_WARP); }
-GSHMEMI_D void shmemx_barrier_all_block(void) { gshmemi_barrier_all_scope(GSHMEMI_SCOPE_BLOCK); }
+GSHMEMI_HD void shmem_barrier(shmem_team_t team)
+{
+    GSHMEMI_HOSTDEV_BRANCH(gshmemi_team_barrier_scope(team, GSHMEMI_SCOPE_THREAD, 1, "shmem_barrier"),
+                           gshmemi_host_barrier(team, 1, "shmem_barrier"));
+}
+GSHMEMI_HD void shmem_sync(shmem_team_t team)
+{
+    GSHMEMI_HOSTDEV_BRANCH(gshmemi_team_barrier_scope(team, GSHMEMI_SCOPE_THREAD, 0, "shmem_sync"),
+                           gshmemi_host_barrier(team, 0, "shmem_sync"));
+}
+GSHMEMI_HD void shmem_sync_all(void) { shmem_sync(SHMEM_TEAM_WORLD); }
+#define GSHMEMI_DEFINE_BARRIER_SCOPE(sfx, SCOPE)                                                                     \
+    GSHMEMI_D void shmemx_barrier_all##sfx(void) { gshmemi_team_barrier_scope(SHMEM_TEAM_WORLD, SCOPE, 1, __func__); } \
+    GSHMEMI_D void shmemx_barrier##sfx(shmem_team_t team) { gshmemi_team_barrier_scope(team, SCOPE, 1, __func__); }     \
+    GSHMEMI_D void shmemx_sync##sfx(shmem_team_t team) { gshmemi_team_barrier_scope(team, SCOPE, 0, __func__); }        \
+    GSHMEMI_D void shmemx_sync_all##sfx(void) { gshmemi_team_barrier_scope(SHMEM_TEAM_WORLD, SCOPE, 0, __func__); }
+GSHMEMI_DEFINE_BARRIER_SCOPE(_warp, GSHMEMI_SCOPE_WARP)
+GSHMEMI_DEFINE_BARRIER_SCOPE(_block, GSHMEMI_SCOPE_BLOCK)
+#undef GSHMEMI_DEFINE_BARRIER_SCOPE
 
 /* Blocking and _nbi RMA: over P2P both complete the loads before returning; _nbi stores become
  * visible at the next shmem_quiet. */
@@ -212,5 +232,7 @@ GSHMEM_RMA_SIZES(GSHMEMI_DEFINE_SIZED_RMA)
 /* Atomics, signals, wait/test families. */
 #include "device/amo.cuh"
 #include "device/signal.cuh"
+/* Teams and collectives. */
+#include "gshmem/coll.cuh"
 
 #endif

@@ -52,6 +52,122 @@ enum {
 #define GSHMEM_VERSION_MINOR 1
 #define GSHMEM_VERSION_PATCH 0
 
+/* ---- teams ---- */
+typedef int shmem_team_t;
+#define SHMEM_TEAM_INVALID (-1)
+#define SHMEM_TEAM_WORLD 0
+#define SHMEM_TEAM_SHARED 1         /* the PEs of this host */
+#define SHMEMX_TEAM_NODE 2          /* the PEs of this host (NVSHMEM's name) */
+#define SHMEMX_TEAM_SAME_MYPE_NODE 3 /* the PEs with this PE's local index on every host */
+#define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
+typedef struct {
+    int num_contexts;
+} shmem_team_config_t;
+
+/* Element types and operators of the reductions. Each reduction type names its element kind
+ * (the last column of the lists below), so every C type of one size and signedness shares one
+ * set of kernels. */
+enum {
+    GSHMEMI_DT_INT8, GSHMEMI_DT_UINT8, GSHMEMI_DT_INT16, GSHMEMI_DT_UINT16, GSHMEMI_DT_INT32, GSHMEMI_DT_UINT32,
+    GSHMEMI_DT_INT64, GSHMEMI_DT_UINT64, GSHMEMI_DT_FLOAT, GSHMEMI_DT_DOUBLE, GSHMEMI_DT_HALF, GSHMEMI_DT_BFLOAT16,
+    GSHMEMI_DT_COUNT
+};
+enum { GSHMEMI_OP_AND, GSHMEMI_OP_OR, GSHMEMI_OP_XOR, GSHMEMI_OP_MIN, GSHMEMI_OP_MAX, GSHMEMI_OP_SUM, GSHMEMI_OP_PROD, GSHMEMI_OP_COUNT };
+
+/* Reduction types of OpenSHMEM 1.5, as X(op, OPC, name, C type, element kind) for one operator
+ * (op is the name suffix, OPC its code). char is taken as signed (x86-64); coll_api.c refuses to
+ * build where it is not. */
+#define GSHMEM_REDUCE_BITWISE_TYPES(X, op, OPC)                                                  \
+    X(op, OPC, uchar, unsigned char, GSHMEMI_DT_UINT8)                                           \
+    X(op, OPC, ushort, unsigned short, GSHMEMI_DT_UINT16)                                        \
+    X(op, OPC, uint, unsigned int, GSHMEMI_DT_UINT32)                                            \
+    X(op, OPC, ulong, unsigned long, GSHMEMI_DT_UINT64)                                          \
+    X(op, OPC, ulonglong, unsigned long long, GSHMEMI_DT_UINT64)                                 \
+    X(op, OPC, int8, int8_t, GSHMEMI_DT_INT8)                                                    \
+    X(op, OPC, int16, int16_t, GSHMEMI_DT_INT16)                                                 \
+    X(op, OPC, int32, int32_t, GSHMEMI_DT_INT32)                                                 \
+    X(op, OPC, int64, int64_t, GSHMEMI_DT_INT64)                                                 \
+    X(op, OPC, uint8, uint8_t, GSHMEMI_DT_UINT8)                                                 \
+    X(op, OPC, uint16, uint16_t, GSHMEMI_DT_UINT16)                                              \
+    X(op, OPC, uint32, uint32_t, GSHMEMI_DT_UINT32)                                              \
+    X(op, OPC, uint64, uint64_t, GSHMEMI_DT_UINT64)                                              \
+    X(op, OPC, size, size_t, GSHMEMI_DT_UINT64)
+/* min/max and sum/prod: the bitwise types plus these. */
+#define GSHMEM_REDUCE_ARITH_TYPES(X, op, OPC)                                                    \
+    GSHMEM_REDUCE_BITWISE_TYPES(X, op, OPC)                                                      \
+    X(op, OPC, char, char, GSHMEMI_DT_INT8)                                                      \
+    X(op, OPC, schar, signed char, GSHMEMI_DT_INT8)                                              \
+    X(op, OPC, short, short, GSHMEMI_DT_INT16)                                                   \
+    X(op, OPC, int, int, GSHMEMI_DT_INT32)                                                       \
+    X(op, OPC, long, long, GSHMEMI_DT_INT64)                                                     \
+    X(op, OPC, longlong, long long, GSHMEMI_DT_INT64)                                            \
+    X(op, OPC, ptrdiff, ptrdiff_t, GSHMEMI_DT_INT64)                                             \
+    X(op, OPC, float, float, GSHMEMI_DT_FLOAT)                                                   \
+    X(op, OPC, double, double, GSHMEMI_DT_DOUBLE)
+/* Every (operator, type) pair of shmem_TYPE_OP_reduce. The op names carry their underscore
+ * because and/or/xor are operator tokens in C++. */
+#define GSHMEM_REDUCE_PAIRS(X)                                                                   \
+    GSHMEM_REDUCE_BITWISE_TYPES(X, _and, GSHMEMI_OP_AND)                                         \
+    GSHMEM_REDUCE_BITWISE_TYPES(X, _or, GSHMEMI_OP_OR)                                           \
+    GSHMEM_REDUCE_BITWISE_TYPES(X, _xor, GSHMEMI_OP_XOR)                                         \
+    GSHMEM_REDUCE_ARITH_TYPES(X, _min, GSHMEMI_OP_MIN)                                           \
+    GSHMEM_REDUCE_ARITH_TYPES(X, _max, GSHMEMI_OP_MAX)                                           \
+    GSHMEM_REDUCE_ARITH_TYPES(X, _sum, GSHMEMI_OP_SUM)                                           \
+    GSHMEM_REDUCE_ARITH_TYPES(X, _prod, GSHMEMI_OP_PROD)
+/* half and bfloat16 (CUDA code only): min, max, sum, prod. */
+#define GSHMEM_REDUCE_EXT_PAIRS(X)                                                               \
+    X(_min, GSHMEMI_OP_MIN, half, __half, GSHMEMI_DT_HALF)                                       \
+    X(_max, GSHMEMI_OP_MAX, half, __half, GSHMEMI_DT_HALF)                                       \
+    X(_sum, GSHMEMI_OP_SUM, half, __half, GSHMEMI_DT_HALF)                                       \
+    X(_prod, GSHMEMI_OP_PROD, half, __half, GSHMEMI_DT_HALF)                                     \
+    X(_min, GSHMEMI_OP_MIN, bfloat16, __nv_bfloat16, GSHMEMI_DT_BFLOAT16)                        \
+    X(_max, GSHMEMI_OP_MAX, bfloat16, __nv_bfloat16, GSHMEMI_DT_BFLOAT16)                        \
+    X(_sum, GSHMEMI_OP_SUM, bfloat16, __nv_bfloat16, GSHMEMI_DT_BFLOAT16)                        \
+    X(_prod, GSHMEMI_OP_PROD, bfloat16, __nv_bfloat16, GSHMEMI_DT_BFLOAT16)
+
+/* Collectives (other than reductions) come in every RMA type; their kernels only move bytes. */
+enum { GSHMEMI_COLL_BROADCAST, GSHMEMI_COLL_FCOLLECT, GSHMEMI_COLL_COLLECT, GSHMEMI_COLL_ALLTOALL, GSHMEMI_COLL_ALLTOALLS,
+       GSHMEMI_COLL_REDUCE, GSHMEMI_COLL_REDUCESCATTER };
+/* Protocols (GSHMEM_COLL_PROTO forces one). */
+enum { GSHMEMI_PROTO_AUTO = 0, GSHMEMI_PROTO_LL = 1, GSHMEMI_PROTO_LL128 = 2, GSHMEMI_PROTO_DIRECT = 3 };
+
+/* pSync geometry. Every team owns one slot of a pool reserved at init (the same offsets on every
+ * PE); a slot holds a barrier area per slice (a CTA of a multi-CTA collective, or the one group of
+ * a device call) and LL buffers. Sizes are multiples of 128 bytes, so no two teams or slices share
+ * a cache line. */
+#define GSHMEMI_COLL_SLICES 64      /* CTAs of one on-stream collective, at most */
+#define GSHMEMI_BARRIER_WORDS 64    /* flags per slice: rounds * (radix - 1) <= this */
+#define GSHMEMI_LL_SLICE_BYTES 4096 /* LL buffer per (parity, slice, source PE): 256 lines of 16 B */
+#define GSHMEMI_LL_SLICE_DATA (GSHMEMI_LL_SLICE_BYTES / 2)
+#define GSHMEMI_LL_MAX_SLICES 16
+/* Byte offsets inside a slot: barrier words, the collect count word (a line of its own), LL. */
+#define GSHMEMI_PSYNC_COLLECT_OFF ((size_t)GSHMEMI_COLL_SLICES * GSHMEMI_BARRIER_WORDS * 8)
+#define GSHMEMI_PSYNC_LL_OFF (GSHMEMI_PSYNC_COLLECT_OFF + 128)
+
+/* A team as device code sees it. Member i is world PE start + i * stride. */
+typedef struct gshmemi_team_dev {
+    int size;
+    int my_idx;          /* -1: this PE is not a member */
+    int start, stride;
+    int radix;           /* dissemination radix, clamped to the size */
+    int ll_slices;       /* slices with LL buffers */
+    uint64_t *barrier;   /* symmetric: [GSHMEMI_COLL_SLICES][GSHMEMI_BARRIER_WORDS] flags */
+    char *ll;            /* symmetric: [2][ll_slices][size][GSHMEMI_LL_SLICE_BYTES] */
+    uint64_t *seq;       /* this PE's sequence counters, [GSHMEMI_COLL_SLICES] (device memory) */
+} gshmemi_team_dev_t;
+
+/* One collective call, as the kernels see it. */
+typedef struct gshmemi_coll_args {
+    int kind;           /* GSHMEMI_COLL_* */
+    int proto;          /* GSHMEMI_PROTO_LL or _DIRECT, resolved */
+    int root;           /* broadcast: the root's index in the team */
+    void *dest;
+    const void *src;
+    size_t nelems;      /* as the OpenSHMEM routine counts: per block (fcollect, alltoall), per result (reduce) */
+    size_t es;          /* element size */
+    ptrdiff_t dst, sst; /* alltoalls strides, in elements */
+} gshmemi_coll_args_t;
+
 /* PEs whose heap base is kept in constant memory; the rest are read from global memory. */
 #define GSHMEMI_CONST_PEERS 32
 
@@ -64,8 +180,11 @@ typedef struct gshmemi_device_state {
     char *heap_base;             /* this PE's heap: symmetric addresses live in [heap_base, +heap_size) */
     size_t heap_size;
     char *const *peer_base;      /* device array [n_pes]: peer's heap as mapped here, NULL if unreachable */
-    uint64_t *barrier_flags;     /* symmetric: n_pes words, word j written by PE j */
-    uint64_t *barrier_seq;       /* this PE's barrier sequence counter (device memory) */
+    int max_teams;
+    const gshmemi_team_dev_t *teams; /* device array [max_teams]; handles index it */
+    gshmemi_team_dev_t world;    /* teams[SHMEM_TEAM_WORLD], read through the constant cache */
+    int coll_proto;              /* GSHMEM_COLL_PROTO: GSHMEMI_PROTO_* */
+    size_t coll_ll_max;          /* GSHMEM_COLL_LL_MAX: largest block (bytes) sent by LL */
     uint64_t wait_timeout_ns;    /* device waits on other PEs trap after this long; 0 = never */
     char *peer_base_c[GSHMEMI_CONST_PEERS]; /* first PEs of peer_base, read through the constant cache */
 } gshmemi_device_state_t;

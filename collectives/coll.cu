@@ -1,0 +1,175 @@
+/* Stream-ordered collectives: argument checks, protocol and slice choice, and the kernels (one
+ * CTA per slice). The typed C entry points are generated in coll_api.c. */
+#include "gshmem.h"
+#include "../device/coll.cuh"
+#include "../runtime/state.h"
+
+#define LL_THREADS 256     /* one LL line of a 256-line buffer per thread */
+#define DIRECT_THREADS 512
+#define DIRECT_SLICE_BYTES (256u << 10) /* bytes moved per PE that justify one more CTA */
+
+static_assert(GSHMEMI_LL_SLICE_DATA / 8 == LL_THREADS, "one LL line per thread");
+
+template <int OP, typename T> static __global__ void coll_kernel(gshmemi_team_dev_t t, gshmemi_coll_args_t a)
+{
+    gshmemi_coll_slice<OP, T>(t, a, blockIdx.x, gridDim.x, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_BLOCK);
+}
+
+typedef void (*coll_kernel_t)(gshmemi_team_dev_t, gshmemi_coll_args_t);
+
+/* The kernel of (element kind, operator); NULL for pairs OpenSHMEM does not define (bitwise ops
+ * on floating point). */
+template <typename T> static coll_kernel_t reduce_kernel_of(int op)
+{
+    switch (op) {
+    case GSHMEMI_OP_MIN: return coll_kernel<GSHMEMI_OP_MIN, T>;
+    case GSHMEMI_OP_MAX: return coll_kernel<GSHMEMI_OP_MAX, T>;
+    case GSHMEMI_OP_SUM: return coll_kernel<GSHMEMI_OP_SUM, T>;
+    case GSHMEMI_OP_PROD: return coll_kernel<GSHMEMI_OP_PROD, T>;
+    default: break;
+    }
+    if constexpr (std::is_integral<T>::value) {
+        switch (op) {
+        case GSHMEMI_OP_AND: return coll_kernel<GSHMEMI_OP_AND, T>;
+        case GSHMEMI_OP_OR: return coll_kernel<GSHMEMI_OP_OR, T>;
+        case GSHMEMI_OP_XOR: return coll_kernel<GSHMEMI_OP_XOR, T>;
+        default: break;
+        }
+    }
+    return NULL;
+}
+
+static coll_kernel_t kernel_of(int kind, int dtype, int op)
+{
+    if (kind != GSHMEMI_COLL_REDUCE && kind != GSHMEMI_COLL_REDUCESCATTER) return coll_kernel<-1, char>;
+    switch (dtype) {
+    case GSHMEMI_DT_INT8: return reduce_kernel_of<int8_t>(op);
+    case GSHMEMI_DT_UINT8: return reduce_kernel_of<uint8_t>(op);
+    case GSHMEMI_DT_INT16: return reduce_kernel_of<int16_t>(op);
+    case GSHMEMI_DT_UINT16: return reduce_kernel_of<uint16_t>(op);
+    case GSHMEMI_DT_INT32: return reduce_kernel_of<int32_t>(op);
+    case GSHMEMI_DT_UINT32: return reduce_kernel_of<uint32_t>(op);
+    case GSHMEMI_DT_INT64: return reduce_kernel_of<int64_t>(op);
+    case GSHMEMI_DT_UINT64: return reduce_kernel_of<uint64_t>(op);
+    case GSHMEMI_DT_FLOAT: return reduce_kernel_of<float>(op);
+    case GSHMEMI_DT_DOUBLE: return reduce_kernel_of<double>(op);
+    case GSHMEMI_DT_HALF: return reduce_kernel_of<__half>(op);
+    case GSHMEMI_DT_BFLOAT16: return reduce_kernel_of<__nv_bfloat16>(op);
+    default: return NULL;
+    }
+}
+
+static int check_sym(const char *routine, const char *what, const void *p, size_t n)
+{
+    if (gshmemi_in_heap(p, n)) return GSHMEMI_OK;
+    GSHMEMI_ERROR("coll", "%s: %s %p (%zu bytes) is not inside the symmetric heap", routine, what, p, n);
+    return GSHMEMI_ERR_INVALID;
+}
+
+/* Bytes of dest and source each collective touches on this PE. */
+static void coll_extents(const gshmemi_coll_args_t *a, int n, size_t *dbytes, size_t *sbytes)
+{
+    size_t blk = a->nelems * a->es;
+    switch (a->kind) {
+    case GSHMEMI_COLL_FCOLLECT: *dbytes = n * blk, *sbytes = blk; break;
+    case GSHMEMI_COLL_COLLECT: *dbytes = blk, *sbytes = blk; break; /* dest: at least this PE's part */
+    case GSHMEMI_COLL_ALLTOALL: *dbytes = *sbytes = n * blk; break;
+    case GSHMEMI_COLL_ALLTOALLS: {
+        size_t last = (size_t)n * a->nelems - 1;
+        *dbytes = (last * (size_t)a->dst + 1) * a->es;
+        *sbytes = (last * (size_t)a->sst + 1) * a->es;
+        break;
+    }
+    case GSHMEMI_COLL_REDUCESCATTER: *dbytes = blk, *sbytes = n * blk; break;
+    default: *dbytes = *sbytes = blk; break; /* broadcast, reduce */
+    }
+}
+
+extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op,
+                                   cudaStream_t stream)
+{
+    const gshmemi_team_dev_t *t = gshmemi_team_lookup(team, routine);
+    size_t dbytes, sbytes, blk = a->nelems * a->es;
+    int slices, threads;
+
+    if (!t) return GSHMEMI_ERR_INVALID;
+    if (t->my_idx < 0) {
+        GSHMEMI_ERROR("coll", "%s: this PE is not a member of team %d", routine, team);
+        return GSHMEMI_ERR_INVALID;
+    }
+    if (a->kind == GSHMEMI_COLL_BROADCAST && (a->root < 0 || a->root >= t->size)) {
+        GSHMEMI_ERROR("coll", "%s: PE_root %d is outside the team (0..%d)", routine, a->root, t->size - 1);
+        return GSHMEMI_ERR_INVALID;
+    }
+    if (a->kind == GSHMEMI_COLL_ALLTOALLS && (a->dst < 1 || a->sst < 1)) {
+        GSHMEMI_ERROR("coll", "%s: strides must be positive (dst %td, sst %td)", routine, a->dst, a->sst);
+        return GSHMEMI_ERR_INVALID;
+    }
+    coll_kernel_t k = kernel_of(a->kind, dtype, op);
+    if (!k) {
+        GSHMEMI_ERROR("coll", "%s: operator %d is not defined for element kind %d", routine, op, dtype);
+        return GSHMEMI_ERR_INVALID;
+    }
+    if (a->nelems == 0 && a->kind != GSHMEMI_COLL_COLLECT) return GSHMEMI_OK; /* the same on every member */
+    coll_extents(a, t->size, &dbytes, &sbytes);
+    GSHMEMI_CHECK(check_sym(routine, "dest", a->dest, dbytes));
+    GSHMEMI_CHECK(check_sym(routine, "source", a->src, sbytes));
+    if (a->dest != a->src && (char *)a->dest < (const char *)a->src + sbytes && (const char *)a->src < (char *)a->dest + dbytes) {
+        GSHMEMI_ERROR("coll", "%s: dest and source overlap without being the same array", routine);
+        return GSHMEMI_ERR_INVALID;
+    }
+    if (a->dest == a->src && a->kind != GSHMEMI_COLL_REDUCE && a->nelems) {
+        GSHMEMI_ERROR("coll", "%s: dest and source must be different arrays", routine);
+        return GSHMEMI_ERR_INVALID;
+    }
+
+    /* the protocol: the device rule, decided here once for all slices */
+    if (a->kind == GSHMEMI_COLL_COLLECT || a->kind == GSHMEMI_COLL_ALLTOALLS) a->proto = GSHMEMI_PROTO_DIRECT;
+    else if (gshmemi_state.dstate.coll_proto != GSHMEMI_PROTO_AUTO) a->proto = gshmemi_state.dstate.coll_proto;
+    else a->proto = blk <= gshmemi_state.dstate.coll_ll_max ? GSHMEMI_PROTO_LL : GSHMEMI_PROTO_DIRECT;
+
+    if (a->proto == GSHMEMI_PROTO_LL) {
+        size_t chunks = (blk + GSHMEMI_LL_SLICE_DATA - 1) / GSHMEMI_LL_SLICE_DATA;
+        slices = chunks < (size_t)t->ll_slices ? (int)chunks : t->ll_slices;
+        threads = LL_THREADS;
+    } else {
+        size_t moved = a->kind == GSHMEMI_COLL_FCOLLECT || a->kind == GSHMEMI_COLL_ALLTOALL ? t->size * blk : blk;
+        size_t want = (moved + DIRECT_SLICE_BYTES - 1) / DIRECT_SLICE_BYTES;
+        int most = gshmemi_env.COLL_CTAS < 1 ? 1 : gshmemi_env.COLL_CTAS > GSHMEMI_COLL_SLICES ? GSHMEMI_COLL_SLICES : gshmemi_env.COLL_CTAS;
+        slices = want < 1 ? 1 : want > (size_t)most ? most : (int)want;
+        if (a->kind == GSHMEMI_COLL_COLLECT || a->kind == GSHMEMI_COLL_ALLTOALLS) slices = most; /* sizes differ per PE */
+        threads = DIRECT_THREADS;
+    }
+    if (slices < 1) slices = 1;
+    k<<<slices, threads, 0, stream>>>(*t, *a);
+    GSHMEMI_CUDACHECK(cudaGetLastError());
+    return GSHMEMI_OK;
+}
+
+static __global__ void barrier_kernel(gshmemi_team_dev_t t, int fence)
+{
+    /* One warp: its lanes signal and watch the peers of a round in parallel. */
+    gshmemi_team_barrier_slice(t, 0, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_WARP, fence);
+}
+
+extern "C" int gshmemi_launch_barrier(shmem_team_t team, int fence, cudaStream_t stream, const char *routine)
+{
+    const gshmemi_team_dev_t *t = gshmemi_team_lookup(team, routine);
+    if (!t) return GSHMEMI_ERR_INVALID;
+    if (t->my_idx < 0) {
+        GSHMEMI_ERROR("coll", "%s: this PE is not a member of team %d", routine, team);
+        return GSHMEMI_ERR_INVALID;
+    }
+    barrier_kernel<<<1, 32, 0, stream>>>(*t, fence);
+    GSHMEMI_CUDACHECK(cudaGetLastError());
+    return GSHMEMI_OK;
+}
+
+static __global__ void quiet_kernel(void) { __threadfence_system(); }
+
+extern "C" int gshmemi_launch_quiet(cudaStream_t stream)
+{
+    quiet_kernel<<<1, 1, 0, stream>>>();
+    GSHMEMI_CUDACHECK(cudaGetLastError());
+    return GSHMEMI_OK;
+}

@@ -1,0 +1,363 @@
+/* Collectives over the mapped heaps: one argument block, two protocols, one body.
+ *
+ * A collective runs as S slices. A device call from a thread, warp or block is one slice; an
+ * on-stream or grid call gives each CTA its own slice, with its own pSync barrier words, LL
+ * buffers and sequence counter, so the CTAs never wait on each other, only on the same slice of
+ * the other members.
+ *
+ * LL: a 16-byte line carries 8 data bytes and two copies of a 32-bit flag (the step's sequence
+ * number) and is written with one 16-byte store, so a reader that sees both flags sees the data.
+ * The sender writes straight into the receiver's pSync; there is no barrier at all. Buffers are
+ * double-buffered by the parity of the step: a member cannot start step q+2 in a slice before
+ * every member finished reading step q there, since step q+1 needs their data.
+ *
+ * DIRECT: a sync per slice (everyone entered: sources ready, destinations free), loads and stores
+ * straight on the peers' symmetric buffers, a barrier per slice (nobody leaves while another
+ * member still reads its source or writes its destination). */
+#ifndef GSHMEM_DEVICE_COLL_CUH
+#define GSHMEM_DEVICE_COLL_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <type_traits>
+
+#include "team.cuh"
+
+
+/* ---- element operators ---- */
+/* half and bfloat16 are combined in float and rounded once. */
+template <int OP, typename T> GSHMEMI_DEV T gshmemi_redop(T a, T b)
+{
+    if constexpr (std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value)
+        return T(gshmemi_redop<OP, float>((float)a, (float)b));
+    else if constexpr (OP == GSHMEMI_OP_AND) return (T)(a & b);
+    else if constexpr (OP == GSHMEMI_OP_OR) return (T)(a | b);
+    else if constexpr (OP == GSHMEMI_OP_XOR) return (T)(a ^ b);
+    else if constexpr (OP == GSHMEMI_OP_MIN) return b < a ? b : a;
+    else if constexpr (OP == GSHMEMI_OP_MAX) return b > a ? b : a;
+    else if constexpr (OP == GSHMEMI_OP_SUM) return (T)(a + b);
+    else return (T)(a * b);
+}
+
+/* Element-wise op on W bytes held in a register-sized word. */
+template <int OP, typename T, typename W> GSHMEMI_DEV W gshmemi_redop_word(W a, W b)
+{
+    union { W w; T e[sizeof(W) / sizeof(T)]; } x, y;
+    x.w = a;
+    y.w = b;
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(W) / sizeof(T)); i++) x.e[i] = gshmemi_redop<OP, T>(x.e[i], y.e[i]);
+    return x.w;
+}
+
+/* ---- unaligned 8-byte access (payload lines of LL) ---- */
+GSHMEMI_DEV uint64_t gshmemi_load8(const char *p, unsigned n)
+{
+    if (n == 8 && ((uintptr_t)p & 7) == 0) return *(const uint64_t *)p;
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n; i++) v |= (uint64_t)(uint8_t)p[i] << (8 * i);
+    return v;
+}
+GSHMEMI_DEV void gshmemi_store8(char *p, uint64_t v, unsigned n)
+{
+    if (n == 8 && ((uintptr_t)p & 7) == 0) {
+        *(uint64_t *)p = v;
+        return;
+    }
+    for (unsigned i = 0; i < n; i++) p[i] = (char)(v >> (8 * i));
+}
+
+/* ---- LL lines ---- */
+GSHMEMI_DEV void gshmemi_ll_store(void *line, uint64_t v, uint32_t flag)
+{
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(line), "r"((uint32_t)v), "r"(flag),
+                 "r"((uint32_t)(v >> 32)), "r"(flag)
+                 : "memory");
+}
+GSHMEMI_DEV uint64_t gshmemi_ll_load(const void *line, uint32_t flag, int from_pe)
+{
+    uint32_t a, f0, b, f1;
+    uint64_t start = 0;
+    uint32_t spins = 0;
+    for (;;) {
+        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(a), "=r"(f0), "=r"(b), "=r"(f1)
+                     : "l"(line)
+                     : "memory");
+        if (f0 == flag && f1 == flag) return (uint64_t)a | ((uint64_t)b << 32);
+        gshmemi_wait_check(&start, &spins, "LL collective", line, from_pe);
+    }
+}
+/* The LL buffer of (parity, slice, source member) in this PE's pSync. */
+GSHMEMI_DEV char *gshmemi_ll_buf(const gshmemi_team_dev_t &t, uint64_t q, int slice, int from)
+{
+    return t.ll + ((((size_t)(q & 1) * t.ll_slices + slice) * t.size + from) * GSHMEMI_LL_SLICE_BYTES);
+}
+
+/* Sends `len` (<= GSHMEMI_LL_SLICE_DATA) bytes at p to member `to`'s buffer for this PE. */
+GSHMEMI_DEV void gshmemi_ll_send(const gshmemi_team_dev_t &t, uint64_t q, int slice, int to, const char *p, size_t len,
+                                 unsigned tid, unsigned nt)
+{
+    char *buf = (char *)gshmemi_peer_ptr_raw(gshmemi_ll_buf(t, q, slice, t.my_idx), gshmemi_team_pe(t, to));
+    for (size_t l = tid; l * 8 < len; l += nt) {
+        unsigned n = len - l * 8 < 8 ? (unsigned)(len - l * 8) : 8;
+        gshmemi_ll_store(buf + l * 16, gshmemi_load8(p + l * 8, n), (uint32_t)q);
+    }
+}
+
+/* One LL step of a slice: `len` payload bytes per member pair, starting at byte `off` of each
+ * block. Lines are handled by the same thread in the send and receive halves, which is what makes
+ * an in-place reduce safe (a thread overwrites only what it has already sent). */
+template <int OP, typename T>
+GSHMEMI_DEV void gshmemi_ll_step(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, size_t off, size_t len,
+                                 unsigned tid, unsigned nt, int scope)
+{
+    const int n = t.size, me = t.my_idx;
+    const size_t blk = a.nelems * a.es; /* bytes of one block */
+    const char *src = (const char *)a.src;
+    char *dst = (char *)a.dest;
+    uint64_t q = gshmemi_team_next_seq(t, slice, tid, scope);
+
+    /* send */
+    switch (a.kind) {
+    case GSHMEMI_COLL_BROADCAST:
+        if (me == a.root)
+            for (int i = 1; i < n; i++) gshmemi_ll_send(t, q, slice, (me + i) % n, src + off, len, tid, nt);
+        break;
+    case GSHMEMI_COLL_FCOLLECT:
+    case GSHMEMI_COLL_REDUCE:
+        for (int i = 1; i < n; i++) gshmemi_ll_send(t, q, slice, (me + i) % n, src + off, len, tid, nt);
+        break;
+    default: /* alltoall, reducescatter: a block per destination */
+        for (int i = 1; i < n; i++) {
+            int to = (me + i) % n;
+            gshmemi_ll_send(t, q, slice, to, src + (size_t)to * blk + off, len, tid, nt);
+        }
+        break;
+    }
+
+    /* receive */
+    for (size_t l = tid; l * 8 < len; l += nt) {
+        unsigned nb = len - l * 8 < 8 ? (unsigned)(len - l * 8) : 8;
+        size_t at = off + l * 8;
+        switch (a.kind) {
+        case GSHMEMI_COLL_BROADCAST:
+            gshmemi_store8(dst + at, me == a.root ? gshmemi_load8(src + at, nb)
+                                                  : gshmemi_ll_load(gshmemi_ll_buf(t, q, slice, a.root) + l * 16, (uint32_t)q,
+                                                                    gshmemi_team_pe(t, a.root)),
+                           nb);
+            break;
+        case GSHMEMI_COLL_FCOLLECT:
+        case GSHMEMI_COLL_ALLTOALL: {
+            const char *own = src + (a.kind == GSHMEMI_COLL_ALLTOALL ? (size_t)me * blk : 0) + at;
+            for (int i = 0; i < n; i++)
+                gshmemi_store8(dst + (size_t)i * blk + at,
+                               i == me ? gshmemi_load8(own, nb)
+                                       : gshmemi_ll_load(gshmemi_ll_buf(t, q, slice, i) + l * 16, (uint32_t)q, gshmemi_team_pe(t, i)),
+                               nb);
+            break;
+        }
+        default: { /* reduce, reducescatter: combine in member order, the same on every PE */
+            const char *own = src + (a.kind == GSHMEMI_COLL_REDUCESCATTER ? (size_t)me * blk : 0) + at;
+            uint64_t acc = 0;
+            if constexpr (OP >= 0) {
+                for (int i = 0; i < n; i++) {
+                    uint64_t v = i == me ? gshmemi_load8(own, nb)
+                                         : gshmemi_ll_load(gshmemi_ll_buf(t, q, slice, i) + l * 16, (uint32_t)q, gshmemi_team_pe(t, i));
+                    acc = i == 0 ? v : gshmemi_redop_word<OP, T>(acc, v);
+                }
+            }
+            gshmemi_store8(dst + at, acc, nb);
+            break;
+        }
+        }
+    }
+    gshmemi_scope_sync(scope);
+}
+
+/* ---- DIRECT ---- */
+/* out[0..m) = op over members of in_i[0..m), in_i = peer's view of `in`; optionally pushes the
+ * result to every member's `out` (two-shot reduce) instead of only this PE's. Vectors of 16 bytes
+ * when both sides allow it. */
+template <int OP, typename T>
+GSHMEMI_DEV void gshmemi_direct_reduce(const gshmemi_team_dev_t &t, char *out, const char *in, size_t bytes, int push,
+                                       unsigned tid, unsigned nt)
+{
+    const int n = t.size, nout = push ? n : 1;
+    if ((((uintptr_t)out | (uintptr_t)in) & 15) == 0) {
+        const size_t nv = bytes / 16;
+        const int U = 4;
+        size_t i = tid;
+        for (; i + (U - 1) * (size_t)nt < nv; i += U * (size_t)nt) {
+            int4 acc[U];
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                acc[u] = gshmemi_ld_cg_v16((const int4 *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, 0)) + i + u * nt);
+            for (int m = 1; m < n; m++) {
+                const int4 *p = (const int4 *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, m));
+                int4 v[U];
+#pragma unroll
+                for (int u = 0; u < U; u++) v[u] = gshmemi_ld_cg_v16(p + i + u * nt);
+#pragma unroll
+                for (int u = 0; u < U; u++) acc[u] = gshmemi_redop_word<OP, T>(acc[u], v[u]);
+            }
+            for (int k = 0; k < nout; k++) {
+                int4 *o = (int4 *)gshmemi_peer_ptr_raw(out, gshmemi_team_pe(t, (t.my_idx + k) % n));
+#pragma unroll
+                for (int u = 0; u < U; u++) o[i + u * nt] = acc[u];
+            }
+        }
+        for (; i < nv; i += nt) {
+            int4 acc = gshmemi_ld_cg_v16((const int4 *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, 0)) + i);
+            for (int m = 1; m < n; m++)
+                acc = gshmemi_redop_word<OP, T>(acc, gshmemi_ld_cg_v16((const int4 *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, m)) + i));
+            for (int k = 0; k < nout; k++)
+                ((int4 *)gshmemi_peer_ptr_raw(out, gshmemi_team_pe(t, (t.my_idx + k) % n)))[i] = acc;
+        }
+        out += nv * 16;
+        in += nv * 16;
+        bytes -= nv * 16;
+    }
+    /* tail, or everything when unaligned: one element per thread */
+    for (size_t e = tid; e < bytes / sizeof(T); e += nt) {
+        T acc = ((const volatile T *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, 0)))[e];
+        for (int m = 1; m < n; m++)
+            acc = gshmemi_redop<OP, T>(acc, ((const volatile T *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, m)))[e]);
+        for (int k = 0; k < nout; k++)
+            ((T *)gshmemi_peer_ptr_raw(out, gshmemi_team_pe(t, (t.my_idx + k) % n)))[e] = acc;
+    }
+}
+
+/* This slice's share [lo, hi) of `total` units, in whole 16-byte vectors where possible. */
+GSHMEMI_DEV void gshmemi_slice_range(size_t total, size_t unit, int slice, int nslices, size_t *lo, size_t *hi)
+{
+    size_t per = (total + nslices - 1) / nslices;
+    per = (per + unit - 1) / unit * unit;
+    *lo = per * slice < total ? per * slice : total;
+    *hi = *lo + per < total ? *lo + per : total;
+}
+
+template <int OP, typename T>
+GSHMEMI_DEV void gshmemi_direct_body(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, int nslices,
+                                     unsigned tid, unsigned nt)
+{
+    const int n = t.size, me = t.my_idx;
+    const size_t blk = a.nelems * a.es;
+    const char *src = (const char *)a.src;
+    char *dst = (char *)a.dest;
+    size_t lo, hi;
+
+    switch (a.kind) {
+    case GSHMEMI_COLL_BROADCAST:
+        gshmemi_slice_range(blk, 16, slice, nslices, &lo, &hi);
+        gshmemi_copy(dst + lo, (const char *)gshmemi_peer_ptr_raw(src, gshmemi_team_pe(t, a.root)) + lo, hi - lo, tid, nt);
+        break;
+    case GSHMEMI_COLL_FCOLLECT:
+    case GSHMEMI_COLL_ALLTOALL:
+        /* the slice's share of every block; blocks in an order that spreads the load over peers */
+        gshmemi_slice_range(blk, 16, slice, nslices, &lo, &hi);
+        for (int i = 0; i < n; i++) {
+            int m = (me + i) % n;
+            const char *s = (const char *)gshmemi_peer_ptr_raw(src, gshmemi_team_pe(t, m));
+            if (a.kind == GSHMEMI_COLL_ALLTOALL) s += (size_t)me * blk;
+            gshmemi_copy(dst + (size_t)m * blk + lo, s + lo, hi - lo, tid, nt);
+        }
+        break;
+    case GSHMEMI_COLL_ALLTOALLS:
+        gshmemi_slice_range(a.nelems, 1, slice, nslices, &lo, &hi);
+        for (int i = 0; i < n; i++) {
+            int m = (me + i) % n;
+            const char *s = (const char *)gshmemi_peer_ptr_raw(src, gshmemi_team_pe(t, m)) +
+                            (ptrdiff_t)me * (ptrdiff_t)a.nelems * a.sst * (ptrdiff_t)a.es;
+            gshmemi_strided_copy(dst + ((ptrdiff_t)m * (ptrdiff_t)a.nelems + (ptrdiff_t)lo) * a.dst * (ptrdiff_t)a.es,
+                                 s + (ptrdiff_t)lo * a.sst * (ptrdiff_t)a.es, a.dst, a.sst, hi - lo, a.es, tid, nt);
+        }
+        break;
+    case GSHMEMI_COLL_COLLECT: {
+        /* every member published its count in its own collect word before the sync */
+        size_t at = 0;
+        for (int m = 0; m < n; m++) {
+            const uint64_t *cw = t.barrier + (size_t)GSHMEMI_COLL_SLICES * GSHMEMI_BARRIER_WORDS;
+            size_t cnt = (size_t)gshmemi_ld_acquire_u64(gshmemi_peer_ptr_raw(cw, gshmemi_team_pe(t, m))) * a.es;
+            gshmemi_slice_range(cnt, 16, slice, nslices, &lo, &hi);
+            gshmemi_copy(dst + at + lo, (const char *)gshmemi_peer_ptr_raw(src, gshmemi_team_pe(t, m)) + lo, hi - lo, tid, nt);
+            at += cnt;
+        }
+        break;
+    }
+    case GSHMEMI_COLL_REDUCESCATTER:
+        if constexpr (OP >= 0) {
+            gshmemi_slice_range(blk, 16, slice, nslices, &lo, &hi);
+            gshmemi_direct_reduce<OP, T>(t, dst + lo, src + (size_t)me * blk + lo, hi - lo, 0, tid, nt);
+        }
+        break;
+    default: /* reduce, two-shot: this PE reduces its part and pushes it to every member */
+        if constexpr (OP >= 0) {
+            size_t plo, phi;
+            gshmemi_slice_range(blk, 16, me, n, &plo, &phi);
+            gshmemi_slice_range(phi - plo, 16, slice, nslices, &lo, &hi);
+            gshmemi_direct_reduce<OP, T>(t, dst + plo + lo, src + plo + lo, hi - lo, 1, tid, nt);
+        }
+        break;
+    }
+}
+
+/* One slice of a collective. Every member runs the same slices with the same arguments. */
+template <int OP, typename T>
+GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, int nslices,
+                                    unsigned tid, unsigned nt, int scope)
+{
+    if (t.size == 1) { /* nothing to exchange: the collective is a local copy */
+        size_t bytes = a.kind == GSHMEMI_COLL_ALLTOALLS ? 0 : a.nelems * a.es, lo, hi;
+        if (a.kind == GSHMEMI_COLL_ALLTOALLS) {
+            gshmemi_slice_range(a.nelems, 1, slice, nslices, &lo, &hi);
+            gshmemi_strided_copy((char *)a.dest + (ptrdiff_t)lo * a.dst * (ptrdiff_t)a.es,
+                                 (const char *)a.src + (ptrdiff_t)lo * a.sst * (ptrdiff_t)a.es, a.dst, a.sst, hi - lo, a.es, tid, nt);
+        } else if (a.dest != a.src) {
+            gshmemi_slice_range(bytes, 16, slice, nslices, &lo, &hi);
+            gshmemi_copy((char *)a.dest + lo, (const char *)a.src + lo, hi - lo, tid, nt);
+        }
+        gshmemi_scope_sync(scope);
+        return;
+    }
+    if (a.proto == GSHMEMI_PROTO_LL) {
+        /* chunks of one LL buffer, dealt round-robin to the slices */
+        const size_t blk = a.nelems * a.es;
+        for (size_t off = (size_t)slice * GSHMEMI_LL_SLICE_DATA; off < blk; off += (size_t)nslices * GSHMEMI_LL_SLICE_DATA) {
+            size_t len = blk - off < GSHMEMI_LL_SLICE_DATA ? blk - off : GSHMEMI_LL_SLICE_DATA;
+            gshmemi_ll_step<OP, T>(t, a, slice, off, len, tid, nt, scope);
+        }
+        return;
+    }
+    if (a.kind == GSHMEMI_COLL_COLLECT && tid == 0) {
+        uint64_t *cw = t.barrier + (size_t)GSHMEMI_COLL_SLICES * GSHMEMI_BARRIER_WORDS;
+        *(volatile uint64_t *)cw = a.nelems;
+    }
+    gshmemi_team_barrier_slice(t, slice, tid, nt, scope, a.kind == GSHMEMI_COLL_COLLECT);
+    gshmemi_direct_body<OP, T>(t, a, slice, nslices, tid, nt);
+    gshmemi_scope_sync(scope);
+    gshmemi_team_barrier_slice(t, slice, tid, nt, scope, 1);
+}
+
+/* LL for small exchanges, DIRECT above GSHMEM_COLL_LL_MAX bytes per block (or as forced). */
+GSHMEMI_DEV int gshmemi_coll_proto(const gshmemi_coll_args_t &a)
+{
+    if (a.kind == GSHMEMI_COLL_COLLECT || a.kind == GSHMEMI_COLL_ALLTOALLS) return GSHMEMI_PROTO_DIRECT;
+    if (gshmemi_dstate.coll_proto != GSHMEMI_PROTO_AUTO) return gshmemi_dstate.coll_proto;
+    return a.nelems * a.es <= gshmemi_dstate.coll_ll_max ? GSHMEMI_PROTO_LL : GSHMEMI_PROTO_DIRECT;
+}
+
+/* A device call by one thread group (thread, warp or block scope): slice 0. */
+template <int OP, typename T>
+GSHMEMI_DEV int gshmemi_coll_group(shmem_team_t team, gshmemi_coll_args_t a, int scope, const char *routine)
+{
+    gshmemi_team_dev_t t = gshmemi_team_get(team, routine);
+    if (t.my_idx < 0) return -1;
+    a.proto = gshmemi_coll_proto(a);
+    gshmemi_scope_sync(scope);
+    gshmemi_coll_slice<OP, T>(t, a, 0, 1, gshmemi_scope_tid(scope), gshmemi_scope_size(scope), scope);
+    return 0;
+}
+
+#endif

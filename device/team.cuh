@@ -1,0 +1,86 @@
+/* Teams on the device: lookup, member numbering, sequence counters and the dissemination sync
+ * every collective is built on. */
+#ifndef GSHMEM_DEVICE_TEAM_CUH
+#define GSHMEM_DEVICE_TEAM_CUH
+
+#include <stdio.h>
+
+#include "sync.cuh"
+
+/* The team's descriptor, by value (WORLD comes from constant memory). A bad handle is reported
+ * and traps: a collective on a garbage team would hang or corrupt pSync. */
+GSHMEMI_DEV gshmemi_team_dev_t gshmemi_team_get(shmem_team_t team, const char *routine)
+{
+    if (team == SHMEM_TEAM_WORLD) return gshmemi_dstate.world;
+    if (team < 0 || team >= gshmemi_dstate.max_teams || gshmemi_dstate.teams[team].size == 0) {
+        printf("gshmem: PE %d: %s: invalid team handle %d\n", gshmemi_dstate.my_pe, routine, team);
+        __trap();
+    }
+    return gshmemi_dstate.teams[team];
+}
+
+GSHMEMI_DEV int gshmemi_team_pe(const gshmemi_team_dev_t &t, int idx) { return t.start + idx * t.stride; }
+
+/* The next sequence number of a slice: every collective step takes a fresh one, so flags only
+ * grow and never need resetting. The low 32 bits (the LL flag) are never 0, which is what an
+ * untouched LL line holds. All threads of the group call this; one writes the counter back. */
+GSHMEMI_DEV uint64_t gshmemi_team_next_seq(const gshmemi_team_dev_t &t, int slice, unsigned tid, int scope)
+{
+    volatile uint64_t *c = t.seq + slice;
+    uint64_t q = *c + 1;
+    if ((uint32_t)q == 0) q++;
+    gshmemi_scope_sync(scope);
+    if (tid == 0) *c = q;
+    return q;
+}
+
+/* Dissemination sync of one slice with radix k: in the round of distance d, member r signals
+ * r + j*d and waits for r - j*d, j = 1..k-1. Each (round, j) has its own flag word, written by
+ * exactly one member, so a flag reaching q means that member passed that round of step q. The
+ * group's threads share the j's of a round. No fence here: sync orders nothing by itself. */
+GSHMEMI_DEV void gshmemi_team_sync_slice(const gshmemi_team_dev_t &t, int slice, uint64_t q, unsigned tid, unsigned nt,
+                                         int scope)
+{
+    const int n = t.size, r = t.my_idx, k = t.radix;
+    uint64_t *flags = t.barrier + (size_t)slice * GSHMEMI_BARRIER_WORDS;
+    int word = 0;
+
+    for (int dist = 1; dist < n; dist *= k) {
+        int nj = (n - 1) / dist;
+        if (nj > k - 1) nj = k - 1;
+        for (int j = 1 + (int)tid; j <= nj; j += (int)nt) {
+            int to = gshmemi_team_pe(t, (r + j * dist) % n);
+            gshmemi_st_release_u64(gshmemi_peer_ptr_raw(flags + word + j - 1, to), q);
+        }
+        for (int j = 1 + (int)tid; j <= nj; j += (int)nt) {
+            uint64_t *f = flags + word + j - 1, start = 0;
+            uint32_t spins = 0;
+            while (gshmemi_ld_acquire_u64(f) < q)
+                gshmemi_wait_check(&start, &spins, "team sync", f, gshmemi_team_pe(t, (r - j * dist % n + n) % n));
+        }
+        word += nj;
+        gshmemi_scope_sync(scope);
+    }
+}
+
+/* barrier = quiet + sync: every thread of the group fences its own stores first. */
+GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int slice, unsigned tid, unsigned nt, int scope,
+                                            int fence)
+{
+    if (fence) __threadfence_system();
+    uint64_t q = gshmemi_team_next_seq(t, slice, tid, scope);
+    gshmemi_team_sync_slice(t, slice, q, tid, nt, scope);
+}
+
+GSHMEMI_DEV void gshmemi_team_barrier_scope(shmem_team_t team, int scope, int fence, const char *routine)
+{
+    gshmemi_team_dev_t t = gshmemi_team_get(team, routine);
+    if (t.my_idx < 0) {
+        printf("gshmem: PE %d: %s: this PE is not a member of team %d\n", gshmemi_dstate.my_pe, routine, team);
+        __trap();
+    }
+    gshmemi_scope_sync(scope);
+    gshmemi_team_barrier_slice(t, 0, gshmemi_scope_tid(scope), gshmemi_scope_size(scope), scope, fence);
+}
+
+#endif

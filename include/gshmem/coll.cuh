@@ -1,0 +1,121 @@
+/* Teams and collectives in CUDA code: the team queries and blocking collectives as __host__
+ * __device__ (device: the calling thread; host: the runtime's stream), the _warp and _block forms
+ * (one group, as NVSHMEM's), and the _grid forms: every thread of a cooperative launch calls them,
+ * each CTA drives its own slice, and they return once the whole grid is done. Grids must have the
+ * same shape on every member. Included by gshmem/device.cuh. */
+#ifndef GSHMEM_COLL_CUH
+#define GSHMEM_COLL_CUH
+
+#include <cooperative_groups.h>
+
+#include "device/coll.cuh"
+
+GSHMEMI_D int gshmemi_dev_team_my_pe(shmem_team_t team)
+{
+    if (team != SHMEM_TEAM_WORLD && (team < 0 || team >= gshmemi_dstate.max_teams || gshmemi_dstate.teams[team].size == 0))
+        return -1;
+    return gshmemi_team_get(team, "shmem_team_my_pe").my_idx;
+}
+GSHMEMI_HD int shmem_team_my_pe(shmem_team_t team)
+{
+    return GSHMEMI_HOSTDEV_BRANCH(gshmemi_dev_team_my_pe(team), gshmemi_host_team_my_pe(team));
+}
+GSHMEMI_D int gshmemi_dev_team_n_pes(shmem_team_t team)
+{
+    if (team != SHMEM_TEAM_WORLD && (team < 0 || team >= gshmemi_dstate.max_teams || gshmemi_dstate.teams[team].size == 0))
+        return -1;
+    return gshmemi_team_get(team, "shmem_team_n_pes").size;
+}
+GSHMEMI_HD int shmem_team_n_pes(shmem_team_t team)
+{
+    return GSHMEMI_HOSTDEV_BRANCH(gshmemi_dev_team_n_pes(team), gshmemi_host_team_n_pes(team));
+}
+GSHMEMI_D int gshmemi_dev_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
+{
+    if (gshmemi_dev_team_n_pes(src_team) < 0 || gshmemi_dev_team_n_pes(dest_team) < 0) return -1;
+    gshmemi_team_dev_t s = gshmemi_team_get(src_team, __func__), d = gshmemi_team_get(dest_team, __func__);
+    if (src_pe < 0 || src_pe >= s.size) return -1;
+    int w = s.start + src_pe * s.stride - d.start;
+    return w >= 0 && w % d.stride == 0 && w / d.stride < d.size ? w / d.stride : -1;
+}
+GSHMEMI_HD int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
+{
+    return GSHMEMI_HOSTDEV_BRANCH(gshmemi_dev_team_translate_pe(src_team, src_pe, dest_team),
+                                  gshmemi_host_team_translate_pe(src_team, src_pe, dest_team));
+}
+
+/* The grid form: CTA b is slice b (CTAs past the slice limit only wait at the grid sync). */
+template <int OP, typename T> GSHMEMI_DEV int gshmemi_coll_grid(shmem_team_t team, gshmemi_coll_args_t a, const char *routine)
+{
+    gshmemi_team_dev_t t = gshmemi_team_get(team, routine);
+    if (t.my_idx < 0) return -1;
+    a.proto = gshmemi_coll_proto(a);
+    int most = a.proto == GSHMEMI_PROTO_LL ? t.ll_slices : GSHMEMI_COLL_SLICES;
+    int slices = (int)gridDim.x < most ? (int)gridDim.x : most;
+    __syncthreads();
+    if ((int)blockIdx.x < slices)
+        gshmemi_coll_slice<OP, T>(t, a, blockIdx.x, slices, gshmemi_scope_tid(GSHMEMI_SCOPE_BLOCK),
+                                  gshmemi_scope_size(GSHMEMI_SCOPE_BLOCK), GSHMEMI_SCOPE_BLOCK);
+    cooperative_groups::this_grid().sync();
+    return 0;
+}
+
+/* Device forms of one collective: the HD thread form and _warp, _block, _grid. */
+#define GSHMEMI_DEVICE_COLL_FORMS(NAME, PARAMS, ARGS, OPC, T, DT)                                                   \
+    GSHMEMI_HD int shmem_##NAME PARAMS                                                                               \
+    {                                                                                                                \
+        gshmemi_coll_args_t a = ARGS;                                                                                \
+        return GSHMEMI_HOSTDEV_BRANCH((gshmemi_coll_group<OPC, T>(team, a, GSHMEMI_SCOPE_THREAD, __func__)),         \
+                                      gshmemi_coll_host(__func__, team, &a, DT, OPC < 0 ? 0 : OPC));                \
+    }                                                                                                                \
+    GSHMEMI_D int shmemx_##NAME##_warp PARAMS                                                                        \
+    {                                                                                                                \
+        return gshmemi_coll_group<OPC, T>(team, ARGS, GSHMEMI_SCOPE_WARP, __func__);                                 \
+    }                                                                                                                \
+    GSHMEMI_D int shmemx_##NAME##_block PARAMS                                                                       \
+    {                                                                                                                \
+        return gshmemi_coll_group<OPC, T>(team, ARGS, GSHMEMI_SCOPE_BLOCK, __func__);                                \
+    }                                                                                                                \
+    GSHMEMI_D int shmemx_##NAME##_grid PARAMS { return gshmemi_coll_grid<OPC, T>(team, ARGS, __func__); }
+
+#define GSHMEMI_DEVICE_MOVE(name, T)                                                                                 \
+    GSHMEMI_DEVICE_COLL_FORMS(name##_broadcast, (shmem_team_t team, T * dest, const T *source, size_t nelems, int PE_root), \
+                              gshmemi_coll_args_root(dest, source, nelems, sizeof(T), PE_root), -1, char, GSHMEMI_DT_UINT8) \
+    GSHMEMI_DEVICE_COLL_FORMS(name##_fcollect, (shmem_team_t team, T * dest, const T *source, size_t nelems),           \
+                              gshmemi_coll_args(GSHMEMI_COLL_FCOLLECT, dest, source, nelems, sizeof(T)), -1, char,      \
+                              GSHMEMI_DT_UINT8)                                                                      \
+    GSHMEMI_DEVICE_COLL_FORMS(name##_collect, (shmem_team_t team, T * dest, const T *source, size_t nelems),            \
+                              gshmemi_coll_args(GSHMEMI_COLL_COLLECT, dest, source, nelems, sizeof(T)), -1, char,       \
+                              GSHMEMI_DT_UINT8)                                                                      \
+    GSHMEMI_DEVICE_COLL_FORMS(name##_alltoall, (shmem_team_t team, T * dest, const T *source, size_t nelems),           \
+                              gshmemi_coll_args(GSHMEMI_COLL_ALLTOALL, dest, source, nelems, sizeof(T)), -1, char,      \
+                              GSHMEMI_DT_UINT8)                                                                      \
+    GSHMEMI_DEVICE_COLL_FORMS(name##_alltoalls,                                                                      \
+                              (shmem_team_t team, T * dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems), \
+                              gshmemi_coll_args_strided(dest, source, dst, sst, nelems, sizeof(T)), -1, char,           \
+                              GSHMEMI_DT_UINT8)
+#define GSHMEMI_DEVICE_REDUCE(op, OPC, name, T, DT)                                                                  \
+    GSHMEMI_DEVICE_COLL_FORMS(name##op##_reduce, (shmem_team_t team, T * dest, const T *source, size_t nreduce),        \
+                              gshmemi_coll_args(GSHMEMI_COLL_REDUCE, dest, source, nreduce, sizeof(T)), OPC, T, DT)     \
+    GSHMEMI_DEVICE_COLL_FORMS(name##op##_reducescatter, (shmem_team_t team, T * dest, const T *source, size_t nreduce), \
+                              gshmemi_coll_args(GSHMEMI_COLL_REDUCESCATTER, dest, source, nreduce, sizeof(T)), OPC, T, DT)
+
+GSHMEM_RMA_TYPES(GSHMEMI_DEVICE_MOVE)
+GSHMEM_RMA_EXT_TYPES(GSHMEMI_DEVICE_MOVE)
+GSHMEM_REDUCE_PAIRS(GSHMEMI_DEVICE_REDUCE)
+GSHMEM_REDUCE_EXT_PAIRS(GSHMEMI_DEVICE_REDUCE)
+GSHMEMI_DEVICE_COLL_FORMS(broadcastmem, (shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root),
+                          gshmemi_coll_args_root(dest, source, nelems, 1, PE_root), -1, char, GSHMEMI_DT_UINT8)
+GSHMEMI_DEVICE_COLL_FORMS(fcollectmem, (shmem_team_t team, void *dest, const void *source, size_t nelems),
+                          gshmemi_coll_args(GSHMEMI_COLL_FCOLLECT, dest, source, nelems, 1), -1, char, GSHMEMI_DT_UINT8)
+GSHMEMI_DEVICE_COLL_FORMS(collectmem, (shmem_team_t team, void *dest, const void *source, size_t nelems),
+                          gshmemi_coll_args(GSHMEMI_COLL_COLLECT, dest, source, nelems, 1), -1, char, GSHMEMI_DT_UINT8)
+GSHMEMI_DEVICE_COLL_FORMS(alltoallmem, (shmem_team_t team, void *dest, const void *source, size_t nelems),
+                          gshmemi_coll_args(GSHMEMI_COLL_ALLTOALL, dest, source, nelems, 1), -1, char, GSHMEMI_DT_UINT8)
+GSHMEM_RMA_EXT_TYPES(GSHMEMI_ON_STREAM_MOVE)
+GSHMEM_REDUCE_EXT_PAIRS(GSHMEMI_ON_STREAM_REDUCE)
+#undef GSHMEMI_DEVICE_MOVE
+#undef GSHMEMI_DEVICE_REDUCE
+#undef GSHMEMI_DEVICE_COLL_FORMS
+
+#endif

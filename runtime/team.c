@@ -1,0 +1,324 @@
+/* Teams: strided sets of PEs with a pSync slot each.
+ *
+ * Every team is a start and stride over the world PEs. Slots of the pSync pool are reserved at
+ * init at the same heap offset on every PE, so a team's slot number is enough for its members to
+ * find each other's pSync. A new team's members must agree on a slot that is free on all of them:
+ * the parent AND-reduces its members' free-slot masks (a collective of our own), then zeroes the
+ * slot and syncs before first use, so stale flags of an earlier team can never satisfy a wait. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gshmem.h"
+#include "state.h"
+
+#define FIRST_USER_TEAM 4
+
+/* Fewest flag words rounds*(k-1) must fit a slice's barrier area; lower the radix until they do. */
+static int team_radix(int size)
+{
+    int k = gshmemi_env.BARRIER_RADIX;
+    if (k < 2) k = 2;
+    if (k > 32) k = 32;
+    if (k > size) k = size < 2 ? 2 : size;
+    for (;; k--) {
+        int words = 0;
+        for (int dist = 1; dist < size; dist *= k) words += (size - 1) / dist < k - 1 ? (size - 1) / dist : k - 1;
+        if (words <= GSHMEMI_BARRIER_WORDS || k == 2) return k;
+    }
+}
+
+/* Members times LL slices never exceeds 128, which bounds a slot's LL area. */
+static int team_ll_slices(int size)
+{
+    int s = 128 / size;
+    return s < 1 ? 1 : s > GSHMEMI_LL_MAX_SLICES ? GSHMEMI_LL_MAX_SLICES : s;
+}
+
+static size_t slot_bytes(int n_pes)
+{
+    size_t lines = (size_t)n_pes * GSHMEMI_LL_MAX_SLICES;
+    if (lines > 128) lines = 128;
+    return GSHMEMI_PSYNC_LL_OFF + 2 * lines * GSHMEMI_LL_SLICE_BYTES;
+}
+
+/* Fills slot `slot` as the team (world_start, world_stride, size), or clears it when this PE is
+ * not a member; the device copy is updated too. */
+static int team_fill(int slot, int world_start, int world_stride, int size)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    gshmemi_team_host_t *h = &st->teams[slot];
+    int d = st->my_pe - world_start;
+
+    memset(h, 0, sizeof(*h));
+    if (d >= 0 && d % world_stride == 0 && d / world_stride < size) {
+        h->in_use = 1;
+        h->dev.size = size;
+        h->dev.my_idx = d / world_stride;
+        h->dev.start = world_start;
+        h->dev.stride = world_stride;
+        h->dev.radix = team_radix(size);
+        h->dev.ll_slices = team_ll_slices(size);
+        h->dev.barrier = (uint64_t *)(st->psync_pool + (size_t)slot * st->psync_slot);
+        h->dev.ll = st->psync_pool + (size_t)slot * st->psync_slot + GSHMEMI_PSYNC_LL_OFF;
+        h->dev.seq = st->d_seq + (size_t)slot * GSHMEMI_COLL_SLICES;
+        GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.barrier, 0, st->psync_slot, st->stream));
+        GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.seq, 0, GSHMEMI_COLL_SLICES * sizeof(uint64_t), st->stream));
+    }
+    GSHMEMI_CUDACHECK(cudaMemcpyAsync(&st->d_teams[slot], &h->dev, sizeof(h->dev), cudaMemcpyHostToDevice, st->stream));
+    GSHMEMI_CUDACHECK(cudaStreamSynchronize(st->stream));
+    if (slot == SHMEM_TEAM_WORLD) st->dstate.world = h->dev;
+    return GSHMEMI_OK;
+}
+
+/* PEs of this host as a strided set, or just this PE (with a warning) when they are not one. */
+static void host_pes(int *start, int *stride, int *size)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    int n = st->local_size, s = n > 1 ? st->local_pe[1] - st->local_pe[0] : 1, ok = s > 0;
+
+    for (int i = 1; i < n && ok; i++) ok = st->local_pe[i] - st->local_pe[i - 1] == s;
+    if (!ok) {
+        GSHMEMI_WARN("team", "the PEs of this host are not evenly spaced in PE numbering; SHMEM_TEAM_SHARED holds this PE only");
+        *start = st->my_pe, *stride = 1, *size = 1;
+        return;
+    }
+    *start = st->local_pe[0], *stride = s, *size = n;
+}
+
+int gshmemi_teams_init(void)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    size_t off;
+    int start, stride, size;
+
+    st->max_teams = gshmemi_env.MAX_TEAMS;
+    if (st->max_teams < FIRST_USER_TEAM || st->max_teams > 64) {
+        GSHMEMI_ERROR("team", "GSHMEM_MAX_TEAMS=%d is outside 4..64", st->max_teams);
+        return GSHMEMI_ERR_INVALID;
+    }
+    st->psync_slot = slot_bytes(st->n_pes);
+    /* Same sizes in the same order on every PE: the same offsets. */
+    GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, st->psync_slot * st->max_teams, 4096, &off));
+    st->psync_pool = st->heap.my_base + off;
+    GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, 256, 256, &off));
+    st->team_scratch = (uint64_t *)(st->heap.my_base + off);
+    GSHMEMI_CHECK(gshmemi_heap_ensure_backed(&st->heap, gshmemi_alloc_high_water(st->heap.alloc)));
+    GSHMEMI_CUDACHECK(cudaMemset(st->team_scratch, 0, 256));
+
+    st->teams = calloc((size_t)st->max_teams, sizeof(*st->teams));
+    if (!st->teams) return GSHMEMI_ERR_NOMEM;
+    GSHMEMI_CUDACHECK(cudaMalloc((void **)&st->d_teams, (size_t)st->max_teams * sizeof(gshmemi_team_dev_t)));
+    GSHMEMI_CUDACHECK(cudaMemset(st->d_teams, 0, (size_t)st->max_teams * sizeof(gshmemi_team_dev_t)));
+    GSHMEMI_CUDACHECK(cudaMalloc((void **)&st->d_seq, (size_t)st->max_teams * GSHMEMI_COLL_SLICES * sizeof(uint64_t)));
+
+    GSHMEMI_CHECK(team_fill(SHMEM_TEAM_WORLD, 0, 1, st->n_pes));
+    host_pes(&start, &stride, &size);
+    GSHMEMI_CHECK(team_fill(SHMEM_TEAM_SHARED, start, stride, size));
+    GSHMEMI_CHECK(team_fill(SHMEMX_TEAM_NODE, start, stride, size));
+    /* Same local index on every host: strided when hosts hold equal blocks of consecutive PEs. */
+    if (st->n_pes % st->local_size == 0 && start == st->my_pe - st->my_local && stride == 1)
+        GSHMEMI_CHECK(team_fill(SHMEMX_TEAM_SAME_MYPE_NODE, st->my_local, st->local_size, st->n_pes / st->local_size));
+    else {
+        GSHMEMI_WARN("team", "hosts do not hold equal blocks of consecutive PEs; SHMEMX_TEAM_SAME_MYPE_NODE holds this PE only");
+        GSHMEMI_CHECK(team_fill(SHMEMX_TEAM_SAME_MYPE_NODE, st->my_pe, 1, 1));
+    }
+    st->dstate.max_teams = st->max_teams;
+    st->dstate.teams = st->d_teams;
+    return GSHMEMI_OK;
+}
+
+void gshmemi_teams_fini(void)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    cudaFree(st->d_teams);
+    cudaFree(st->d_seq);
+    free(st->teams);
+}
+
+const gshmemi_team_dev_t *gshmemi_team_lookup(shmem_team_t team, const char *routine)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    if (!st->initialized) {
+        GSHMEMI_ERROR("team", "%s called before shmem_init", routine);
+        return NULL;
+    }
+    if (team < 0 || team >= st->max_teams || !st->teams[team].in_use) {
+        GSHMEMI_ERROR("team", "%s: team %d is not a valid team handle of this PE", routine, team);
+        return NULL;
+    }
+    return &st->teams[team].dev;
+}
+
+int gshmemi_host_team_my_pe(shmem_team_t team)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    if (!st->initialized || team < 0 || team >= st->max_teams || !st->teams[team].in_use) return -1;
+    return st->teams[team].dev.my_idx;
+}
+
+int gshmemi_host_team_n_pes(shmem_team_t team)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    if (!st->initialized || team < 0 || team >= st->max_teams || !st->teams[team].in_use) return -1;
+    return st->teams[team].dev.size;
+}
+
+int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config)
+{
+    if (!gshmemi_team_lookup(team, "shmem_team_get_config")) return -1;
+    if (config_mask && !config) {
+        GSHMEMI_ERROR("team", "shmem_team_get_config: config is NULL but config_mask is %ld", config_mask);
+        return -1;
+    }
+    if (config_mask & SHMEM_TEAM_NUM_CONTEXTS) config->num_contexts = 0;
+    return 0;
+}
+
+int gshmemi_host_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
+{
+    const gshmemi_team_dev_t *s = gshmemi_team_lookup(src_team, "shmem_team_translate_pe (src_team)");
+    const gshmemi_team_dev_t *d = gshmemi_team_lookup(dest_team, "shmem_team_translate_pe (dest_team)");
+    if (!s || !d || src_pe < 0 || src_pe >= s->size) return -1;
+    int w = s->start + src_pe * s->stride - d->start;
+    return w >= 0 && w % d->stride == 0 && w / d->stride < d->size ? w / d->stride : -1;
+}
+
+/* The lowest slot free on every member of the parent: an AND of free masks over the parent. */
+static int agree_slot(shmem_team_t parent, int *slot)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    uint64_t mask = 0;
+    gshmemi_coll_args_t a = {0};
+
+    for (int i = FIRST_USER_TEAM; i < st->max_teams; i++)
+        if (!st->teams[i].in_use) mask |= 1ull << i;
+    GSHMEMI_CUDACHECK(cudaMemcpyAsync(st->team_scratch, &mask, sizeof(mask), cudaMemcpyHostToDevice, st->stream));
+    a.kind = GSHMEMI_COLL_REDUCE;
+    a.dest = st->team_scratch + 8;
+    a.src = st->team_scratch;
+    a.nelems = 1;
+    a.es = 8;
+    GSHMEMI_CHECK(gshmemi_coll_launch("shmem_team_split", parent, &a, GSHMEMI_DT_UINT64, GSHMEMI_OP_AND, st->stream));
+    GSHMEMI_CUDACHECK(cudaMemcpyAsync(&mask, st->team_scratch + 8, sizeof(mask), cudaMemcpyDeviceToHost, st->stream));
+    GSHMEMI_CUDACHECK(cudaStreamSynchronize(st->stream));
+    *slot = mask ? __builtin_ctzll(mask) : -1;
+    return GSHMEMI_OK;
+}
+
+/* Collective over the parent; each PE passes the world start/stride/size of the team it joins
+ * (split_2d gives different PEs different teams). *new_team is SHMEM_TEAM_INVALID on PEs outside
+ * it. The caller has validated the arguments, identically on every PE. */
+static int team_create(shmem_team_t parent, int world_start, int world_stride, int size, shmem_team_t *new_team,
+                       const char *routine)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    int slot;
+
+    *new_team = SHMEM_TEAM_INVALID;
+    GSHMEMI_CHECK(agree_slot(parent, &slot));
+    if (slot < 0) {
+        /* Every member of the parent sees the same mask, so all fail together. */
+        GSHMEMI_ERROR("team", "%s: no team slot is free on every PE of the parent (GSHMEM_MAX_TEAMS=%d)", routine, st->max_teams);
+        return GSHMEMI_ERR_NOMEM;
+    }
+    GSHMEMI_CHECK(team_fill(slot, world_start, world_stride, size));
+    /* Nobody signals into the slot before every member has zeroed it. */
+    GSHMEMI_CHECK(gshmemi_launch_barrier(parent, 0, st->stream, routine));
+    GSHMEMI_CUDACHECK(cudaStreamSynchronize(st->stream));
+    if (st->teams[slot].in_use) *new_team = slot;
+    return GSHMEMI_OK;
+}
+
+int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size, const shmem_team_config_t *config,
+                             long config_mask, shmem_team_t *new_team)
+{
+    const gshmemi_team_dev_t *p = gshmemi_team_lookup(parent_team, "shmem_team_split_strided");
+    (void)config;
+    (void)config_mask;
+    if (!new_team) {
+        GSHMEMI_ERROR("team", "shmem_team_split_strided: new_team is NULL");
+        return -1;
+    }
+    *new_team = SHMEM_TEAM_INVALID;
+    if (!p) return -1;
+    if (p->my_idx < 0) {
+        GSHMEMI_ERROR("team", "shmem_team_split_strided: this PE is not a member of the parent team %d", parent_team);
+        return -1;
+    }
+    /* The same checks on every PE of the parent, so a bad call fails everywhere without a hang. */
+    if (size < 1 || size > p->size) {
+        GSHMEMI_ERROR("team", "shmem_team_split_strided: size %d outside 1..%d (the parent's size)", size, p->size);
+        return -1;
+    }
+    if (start < 0 || start >= p->size) {
+        GSHMEMI_ERROR("team", "shmem_team_split_strided: start %d outside 0..%d", start, p->size - 1);
+        return -1;
+    }
+    if (stride == 0 && size > 1) {
+        GSHMEMI_ERROR("team", "shmem_team_split_strided: stride 0 with size %d names one PE %d times", size, size);
+        return -1;
+    }
+    if (stride < 0 || start + (long)(size - 1) * stride >= p->size) {
+        GSHMEMI_ERROR("team", "shmem_team_split_strided: start %d, stride %d, size %d reach PE %ld, outside the parent (size %d)",
+                      start, stride, size, start + (long)(size - 1) * stride, p->size);
+        return -1;
+    }
+    if (size == 1) stride = 1;
+    return team_create(parent_team, p->start + start * p->stride, stride * p->stride, size, new_team,
+                       "shmem_team_split_strided") == GSHMEMI_OK ? 0 : -1;
+}
+
+int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config, long xaxis_mask,
+                        shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config, long yaxis_mask,
+                        shmem_team_t *yaxis_team)
+{
+    const gshmemi_team_dev_t *p = gshmemi_team_lookup(parent_team, "shmem_team_split_2d");
+    (void)xaxis_config, (void)xaxis_mask, (void)yaxis_config, (void)yaxis_mask;
+    if (!xaxis_team || !yaxis_team) {
+        GSHMEMI_ERROR("team", "shmem_team_split_2d: xaxis_team or yaxis_team is NULL");
+        return -1;
+    }
+    *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
+    if (!p) return -1;
+    if (p->my_idx < 0) {
+        GSHMEMI_ERROR("team", "shmem_team_split_2d: this PE is not a member of the parent team %d", parent_team);
+        return -1;
+    }
+    if (xrange < 1) {
+        GSHMEMI_ERROR("team", "shmem_team_split_2d: xrange %d must be positive", xrange);
+        return -1;
+    }
+    if (xrange > p->size) xrange = p->size;
+    int me = p->my_idx, xstart = me / xrange * xrange, ystart = me % xrange;
+    int xsize = p->size - xstart < xrange ? p->size - xstart : xrange;
+    int ysize = (p->size - ystart + xrange - 1) / xrange;
+    if (team_create(parent_team, p->start + xstart * p->stride, p->stride, xsize, xaxis_team, "shmem_team_split_2d") != GSHMEMI_OK)
+        return -1;
+    if (team_create(parent_team, p->start + ystart * p->stride, xrange * p->stride, ysize, yaxis_team, "shmem_team_split_2d") !=
+        GSHMEMI_OK)
+        return -1;
+    return 0;
+}
+
+void shmem_team_destroy(shmem_team_t team)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    if (!gshmemi_team_lookup(team, "shmem_team_destroy")) return;
+    if (team < FIRST_USER_TEAM) {
+        GSHMEMI_ERROR("team", "shmem_team_destroy: team %d is predefined and cannot be destroyed", team);
+        return;
+    }
+    /* Its collectives may still be queued on streams. */
+    cudaError_t err = cudaDeviceSynchronize();
+    if (err != cudaSuccess) GSHMEMI_ERROR("team", "shmem_team_destroy: %s", cudaGetErrorString(err));
+    memset(&st->teams[team], 0, sizeof(st->teams[team]));
+    err = cudaMemset(&st->d_teams[team], 0, sizeof(st->d_teams[team]));
+    if (err != cudaSuccess) GSHMEMI_ERROR("team", "shmem_team_destroy: %s", cudaGetErrorString(err));
+}
+
+int shmem_team_my_pe(shmem_team_t team) { return gshmemi_host_team_my_pe(team); }
+int shmem_team_n_pes(shmem_team_t team) { return gshmemi_host_team_n_pes(team); }
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
+{
+    return gshmemi_host_team_translate_pe(src_team, src_pe, dest_team);
+}
