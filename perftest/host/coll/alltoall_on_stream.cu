@@ -1,0 +1,4 @@
+/* alltoall on a stream (see perftest/common/coll_perf.cuh). */
+#include "../../common/coll_perf.cuh"
+
+int main(int argc, char **argv) { return pt_coll_main<PT_ALLTOALL, 0>(argc, argv); }

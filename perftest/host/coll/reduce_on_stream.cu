@@ -1,0 +1,4 @@
+/* reduce on a stream (see perftest/common/coll_perf.cuh). */
+#include "../../common/coll_perf.cuh"
+
+int main(int argc, char **argv) { return pt_coll_main<PT_REDUCE, 0>(argc, argv); }

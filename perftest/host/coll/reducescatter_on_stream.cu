@@ -1,0 +1,4 @@
+/* reducescatter on a stream (see perftest/common/coll_perf.cuh). */
+#include "../../common/coll_perf.cuh"
+
+int main(int argc, char **argv) { return pt_coll_main<PT_REDUCESCATTER, 0>(argc, argv); }
