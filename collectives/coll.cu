@@ -6,11 +6,11 @@
 
 #define LL_THREADS 256     /* one LL line of a 256-line buffer per thread */
 #define DIRECT_THREADS 512
-#define DIRECT_SLICE_BYTES (256u << 10) /* bytes moved per PE that justify one more CTA */
+#define DIRECT_SLICE_BYTES (32u << 10) /* bytes moved per PE that justify one more CTA */
 
 static_assert(GSHMEMI_LL_SLICE_DATA / 8 == LL_THREADS, "one LL line per thread");
 
-template <int OP, typename T> static __global__ void coll_kernel(gshmemi_team_dev_t t, gshmemi_coll_args_t a)
+template <int OP, typename T> static __global__ void __launch_bounds__(DIRECT_THREADS) coll_kernel(gshmemi_team_dev_t t, gshmemi_coll_args_t a)
 {
     gshmemi_coll_slice<OP, T>(t, a, blockIdx.x, gridDim.x, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_BLOCK);
 }
@@ -39,17 +39,33 @@ template <typename T> static coll_kernel_t reduce_kernel_of(int op)
     return NULL;
 }
 
+template <typename T> static coll_kernel_t minmax_kernel_of(int op)
+{
+    return op == GSHMEMI_OP_MIN ? coll_kernel<GSHMEMI_OP_MIN, T> : op == GSHMEMI_OP_MAX ? coll_kernel<GSHMEMI_OP_MAX, T> : NULL;
+}
+
 static coll_kernel_t kernel_of(int kind, int dtype, int op)
 {
     if (kind != GSHMEMI_COLL_REDUCE && kind != GSHMEMI_COLL_REDUCESCATTER) return coll_kernel<-1, char>;
+    /* Two's complement: bitwise ops, sums and products give the same bits signed or unsigned, so
+     * the signed kinds share the unsigned kernels (fewer instantiations, a faster build). */
+    if (op != GSHMEMI_OP_MIN && op != GSHMEMI_OP_MAX) {
+        switch (dtype) {
+        case GSHMEMI_DT_INT8: dtype = GSHMEMI_DT_UINT8; break;
+        case GSHMEMI_DT_INT16: dtype = GSHMEMI_DT_UINT16; break;
+        case GSHMEMI_DT_INT32: dtype = GSHMEMI_DT_UINT32; break;
+        case GSHMEMI_DT_INT64: dtype = GSHMEMI_DT_UINT64; break;
+        default: break;
+        }
+    }
     switch (dtype) {
-    case GSHMEMI_DT_INT8: return reduce_kernel_of<int8_t>(op);
+    case GSHMEMI_DT_INT8: return minmax_kernel_of<int8_t>(op);
     case GSHMEMI_DT_UINT8: return reduce_kernel_of<uint8_t>(op);
-    case GSHMEMI_DT_INT16: return reduce_kernel_of<int16_t>(op);
+    case GSHMEMI_DT_INT16: return minmax_kernel_of<int16_t>(op);
     case GSHMEMI_DT_UINT16: return reduce_kernel_of<uint16_t>(op);
-    case GSHMEMI_DT_INT32: return reduce_kernel_of<int32_t>(op);
+    case GSHMEMI_DT_INT32: return minmax_kernel_of<int32_t>(op);
     case GSHMEMI_DT_UINT32: return reduce_kernel_of<uint32_t>(op);
-    case GSHMEMI_DT_INT64: return reduce_kernel_of<int64_t>(op);
+    case GSHMEMI_DT_INT64: return minmax_kernel_of<int64_t>(op);
     case GSHMEMI_DT_UINT64: return reduce_kernel_of<uint64_t>(op);
     case GSHMEMI_DT_FLOAT: return reduce_kernel_of<float>(op);
     case GSHMEMI_DT_DOUBLE: return reduce_kernel_of<double>(op);
@@ -148,8 +164,10 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
 
 static __global__ void barrier_kernel(gshmemi_team_dev_t t, int fence)
 {
-    /* One warp: its lanes signal and watch the peers of a round in parallel. */
-    gshmemi_team_barrier_slice(t, 0, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_WARP, fence);
+    /* One warp: its lanes signal and watch the peers of a round in parallel. Work enqueued before
+     * this kernel is complete when it starts, so no fence is needed even for a barrier. */
+    (void)fence;
+    gshmemi_team_barrier_slice(t, 0, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_WARP, 0);
 }
 
 extern "C" int gshmemi_launch_barrier(shmem_team_t team, int fence, cudaStream_t stream, const char *routine)

@@ -120,16 +120,25 @@ GSHMEMI_DEV void gshmemi_ll_step(const gshmemi_team_dev_t &t, const gshmemi_coll
     uint64_t q = gshmemi_team_next_seq(t, slice, tid, scope);
 
     /* send */
-    switch (a.kind) {
+    switch (OP >= 0 ? -1 : a.kind) {
     case GSHMEMI_COLL_BROADCAST:
+        /* Only the root sends and it waits for nobody's data, so it would run ahead and overwrite
+         * buffers still being read: each step ends with every member acknowledging it to the root
+         * (a growing word per member), which the root waits for. */
         if (me == a.root)
             for (int i = 1; i < n; i++) gshmemi_ll_send(t, q, slice, (me + i) % n, src + off, len, tid, nt);
         break;
     case GSHMEMI_COLL_FCOLLECT:
-    case GSHMEMI_COLL_REDUCE:
         for (int i = 1; i < n; i++) gshmemi_ll_send(t, q, slice, (me + i) % n, src + off, len, tid, nt);
         break;
-    default: /* alltoall, reducescatter: a block per destination */
+    case -1: /* reductions */
+        for (int i = 1; i < n; i++) {
+            int to = (me + i) % n;
+            size_t at = a.kind == GSHMEMI_COLL_REDUCESCATTER ? (size_t)to * blk + off : off;
+            gshmemi_ll_send(t, q, slice, to, src + at, len, tid, nt);
+        }
+        break;
+    default: /* alltoall: a block per destination */
         for (int i = 1; i < n; i++) {
             int to = (me + i) % n;
             gshmemi_ll_send(t, q, slice, to, src + (size_t)to * blk + off, len, tid, nt);
@@ -141,7 +150,7 @@ GSHMEMI_DEV void gshmemi_ll_step(const gshmemi_team_dev_t &t, const gshmemi_coll
     for (size_t l = tid; l * 8 < len; l += nt) {
         unsigned nb = len - l * 8 < 8 ? (unsigned)(len - l * 8) : 8;
         size_t at = off + l * 8;
-        switch (a.kind) {
+        switch (OP >= 0 ? -1 : a.kind) {
         case GSHMEMI_COLL_BROADCAST:
             gshmemi_store8(dst + at, me == a.root ? gshmemi_load8(src + at, nb)
                                                   : gshmemi_ll_load(gshmemi_ll_buf(t, q, slice, a.root) + l * 16, (uint32_t)q,
@@ -158,7 +167,7 @@ GSHMEMI_DEV void gshmemi_ll_step(const gshmemi_team_dev_t &t, const gshmemi_coll
                                nb);
             break;
         }
-        default: { /* reduce, reducescatter: combine in member order, the same on every PE */
+        case -1: { /* reduce, reducescatter: combine in member order, the same on every PE */
             const char *own = src + (a.kind == GSHMEMI_COLL_REDUCESCATTER ? (size_t)me * blk : 0) + at;
             uint64_t acc = 0;
             if constexpr (OP >= 0) {
@@ -174,6 +183,20 @@ GSHMEMI_DEV void gshmemi_ll_step(const gshmemi_team_dev_t &t, const gshmemi_coll
         }
     }
     gshmemi_scope_sync(scope);
+    if (a.kind == GSHMEMI_COLL_BROADCAST) {
+        uint64_t *ack = t.ack + (size_t)slice * t.size;
+        if (me != a.root && tid == 0)
+            gshmemi_st_release_u64(gshmemi_peer_ptr_raw(ack + me, gshmemi_team_pe(t, a.root)), q);
+        if (me == a.root)
+            for (int i = (int)tid; i < n; i += (int)nt) {
+                uint64_t start = 0;
+                uint32_t spins = 0;
+                if (i != me)
+                    while (gshmemi_ld_acquire_u64(ack + i) < q)
+                        gshmemi_wait_check(&start, &spins, "LL broadcast ack", ack + i, gshmemi_team_pe(t, i));
+            }
+        gshmemi_scope_sync(scope);
+    }
 }
 
 /* ---- DIRECT ---- */
@@ -248,7 +271,7 @@ GSHMEMI_DEV void gshmemi_direct_body(const gshmemi_team_dev_t &t, const gshmemi_
     char *dst = (char *)a.dest;
     size_t lo, hi;
 
-    switch (a.kind) {
+    switch (OP >= 0 ? (a.kind == GSHMEMI_COLL_REDUCESCATTER ? -2 : -1) : a.kind) {
     case GSHMEMI_COLL_BROADCAST:
         gshmemi_slice_range(blk, 16, slice, nslices, &lo, &hi);
         gshmemi_copy(dst + lo, (const char *)gshmemi_peer_ptr_raw(src, gshmemi_team_pe(t, a.root)) + lo, hi - lo, tid, nt);
@@ -286,13 +309,13 @@ GSHMEMI_DEV void gshmemi_direct_body(const gshmemi_team_dev_t &t, const gshmemi_
         }
         break;
     }
-    case GSHMEMI_COLL_REDUCESCATTER:
+    case -2: /* reducescatter */
         if constexpr (OP >= 0) {
             gshmemi_slice_range(blk, 16, slice, nslices, &lo, &hi);
             gshmemi_direct_reduce<OP, T>(t, dst + lo, src + (size_t)me * blk + lo, hi - lo, 0, tid, nt);
         }
         break;
-    default: /* reduce, two-shot: this PE reduces its part and pushes it to every member */
+    case -1: /* reduce, two-shot: this PE reduces its part and pushes it to every member */
         if constexpr (OP >= 0) {
             size_t plo, phi;
             gshmemi_slice_range(blk, 16, me, n, &plo, &phi);
@@ -321,6 +344,8 @@ GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_c
         gshmemi_scope_sync(scope);
         return;
     }
+    /* a reduction kernel (OP >= 0) carries only the reduction paths, a data-moving one (OP < 0)
+     * only the others: each instantiation compiles what it can run */
     if (a.proto == GSHMEMI_PROTO_LL) {
         /* chunks of one LL buffer, dealt round-robin to the slices */
         const size_t blk = a.nelems * a.es;

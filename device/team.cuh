@@ -63,7 +63,9 @@ GSHMEMI_DEV void gshmemi_team_sync_slice(const gshmemi_team_dev_t &t, int slice,
     }
 }
 
-/* barrier = quiet + sync: every thread of the group fences its own stores first. */
+/* barrier = quiet + sync. The signal is a release at system scope, which orders the signalling
+ * thread's own stores ahead of the flag; `fence` makes every thread of the group fence first, for
+ * stores made by the group's other threads. */
 GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int slice, unsigned tid, unsigned nt, int scope,
                                             int fence)
 {
@@ -80,7 +82,9 @@ GSHMEMI_DEV void gshmemi_team_barrier_scope(shmem_team_t team, int scope, int fe
         __trap();
     }
     gshmemi_scope_sync(scope);
-    gshmemi_team_barrier_slice(t, 0, gshmemi_scope_tid(scope), gshmemi_scope_size(scope), scope, fence);
+    /* one thread: its release is enough; a group: every thread's stores */
+    gshmemi_team_barrier_slice(t, 0, gshmemi_scope_tid(scope), gshmemi_scope_size(scope), scope,
+                               fence && scope != GSHMEMI_SCOPE_THREAD);
 }
 
 #endif

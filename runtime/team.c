@@ -34,11 +34,17 @@ static int team_ll_slices(int size)
     return s < 1 ? 1 : s > GSHMEMI_LL_MAX_SLICES ? GSHMEMI_LL_MAX_SLICES : s;
 }
 
+/* The LL area follows the acknowledgement words, sized for the largest team (the world). */
+static size_t ll_offset(int n_pes)
+{
+    return GSHMEMI_PSYNC_ACK_OFF + ((size_t)GSHMEMI_COLL_SLICES * n_pes * 8 + 127) / 128 * 128;
+}
+
 static size_t slot_bytes(int n_pes)
 {
     size_t lines = (size_t)n_pes * GSHMEMI_LL_MAX_SLICES;
     if (lines > 128) lines = 128;
-    return GSHMEMI_PSYNC_LL_OFF + 2 * lines * GSHMEMI_LL_SLICE_BYTES;
+    return ll_offset(n_pes) + 2 * lines * GSHMEMI_LL_SLICE_BYTES;
 }
 
 /* Fills slot `slot` as the team (world_start, world_stride, size), or clears it when this PE is
@@ -59,7 +65,8 @@ static int team_fill(int slot, int world_start, int world_stride, int size)
         h->dev.radix = team_radix(size);
         h->dev.ll_slices = team_ll_slices(size);
         h->dev.barrier = (uint64_t *)(st->psync_pool + (size_t)slot * st->psync_slot);
-        h->dev.ll = st->psync_pool + (size_t)slot * st->psync_slot + GSHMEMI_PSYNC_LL_OFF;
+        h->dev.ll = st->psync_pool + (size_t)slot * st->psync_slot + ll_offset(st->n_pes);
+        h->dev.ack = (uint64_t *)(st->psync_pool + (size_t)slot * st->psync_slot + GSHMEMI_PSYNC_ACK_OFF);
         h->dev.seq = st->d_seq + (size_t)slot * GSHMEMI_COLL_SLICES;
         GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.barrier, 0, st->psync_slot, st->stream));
         GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.seq, 0, GSHMEMI_COLL_SLICES * sizeof(uint64_t), st->stream));

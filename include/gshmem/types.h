@@ -140,9 +140,10 @@ enum { GSHMEMI_PROTO_AUTO = 0, GSHMEMI_PROTO_LL = 1, GSHMEMI_PROTO_LL128 = 2, GS
 #define GSHMEMI_LL_SLICE_BYTES 4096 /* LL buffer per (parity, slice, source PE): 256 lines of 16 B */
 #define GSHMEMI_LL_SLICE_DATA (GSHMEMI_LL_SLICE_BYTES / 2)
 #define GSHMEMI_LL_MAX_SLICES 16
-/* Byte offsets inside a slot: barrier words, the collect count word (a line of its own), LL. */
+/* Byte offsets inside a slot: barrier words, the collect count word (a line of its own), the
+ * broadcast acknowledgements ([slice][member] words), then LL (offset kept in the team). */
 #define GSHMEMI_PSYNC_COLLECT_OFF ((size_t)GSHMEMI_COLL_SLICES * GSHMEMI_BARRIER_WORDS * 8)
-#define GSHMEMI_PSYNC_LL_OFF (GSHMEMI_PSYNC_COLLECT_OFF + 128)
+#define GSHMEMI_PSYNC_ACK_OFF (GSHMEMI_PSYNC_COLLECT_OFF + 128)
 
 /* A team as device code sees it. Member i is world PE start + i * stride. */
 typedef struct gshmemi_team_dev {
@@ -153,6 +154,7 @@ typedef struct gshmemi_team_dev {
     int ll_slices;       /* slices with LL buffers */
     uint64_t *barrier;   /* symmetric: [GSHMEMI_COLL_SLICES][GSHMEMI_BARRIER_WORDS] flags */
     char *ll;            /* symmetric: [2][ll_slices][size][GSHMEMI_LL_SLICE_BYTES] */
+    uint64_t *ack;       /* symmetric: [GSHMEMI_COLL_SLICES][size] LL broadcast acknowledgements */
     uint64_t *seq;       /* this PE's sequence counters, [GSHMEMI_COLL_SLICES] (device memory) */
 } gshmemi_team_dev_t;
 

@@ -102,7 +102,7 @@ template <int KIND> static __device__ __forceinline__ int pt_dev_call(int scope,
 #undef PT_DEV_FORMS
 }
 
-template <int KIND> static __global__ void pt_dev_kernel(int scope, float *dest, const float *src, size_t n, int iters, int *errors)
+template <int KIND> static __global__ void __launch_bounds__(1024) pt_dev_kernel(int scope, float *dest, const float *src, size_t n, int iters, int *errors)
 {
     for (int i = 0; i < iters; i++)
         if (pt_dev_call<KIND>(scope, dest, src, n)) atomicAdd(errors, 1);

@@ -75,6 +75,7 @@ template <int OP, typename T>
 static void check_reduce(const team_info &t, const char *name, int (*on_stream)(shmem_team_t, T *, const T *, size_t, cudaStream_t),
                          int (*host)(shmem_team_t, T *, const T *, size_t), size_t n, int scatter)
 {
+    /* every PE allocates (a world collective); only members call and check */
     const int idx = index_in(t, me), tn = (int)t.pes.size();
     const size_t ns = scatter ? n * tn : n;
     T *src = (T *)shmem_malloc(ns * sizeof(T)), *dest = (T *)shmem_malloc(n * sizeof(T) + 16);
@@ -83,7 +84,7 @@ static void check_reduce(const team_info &t, const char *name, int (*on_stream)(
     fill_kernel<T><<<64, 256>>>(src, ns, me, OP);
     GT_CUDA(cudaGetLastError());
     GT_CUDA(cudaDeviceSynchronize());
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && idx >= 0; i++) {
         size_t at = scatter ? (size_t)idx * n + i : i;
         T acc = value_of<T>(t.pes[0], at, OP);
         for (int m = 1; m < tn; m++) acc = host_op<OP, T>(acc, value_of<T>(t.pes[m], at, OP));
@@ -92,6 +93,7 @@ static void check_reduce(const team_info &t, const char *name, int (*on_stream)(
     for (int form = 0; form < 2; form++) {
         GT_CUDA(cudaMemset(dest, 0, n * sizeof(T)));
         shmem_barrier_all();
+        if (idx < 0) continue;
         int rc = form == 0 ? on_stream(t.team, dest, src, n, s1) : host(t.team, dest, src, n);
         EXPECT(rc == 0, "%s (%s form) on %s returned %d", name, form ? "host" : "on_stream", t.name, rc);
         GT_CUDA(cudaStreamSynchronize(s1));
@@ -152,7 +154,7 @@ static void check_move(const team_info &t, int kind, size_t nelems, size_t es, i
     const ptrdiff_t dst = 2, sst = 3;
     size_t blk = nelems * es, sbytes, dbytes;
     /* collect: member m contributes nelems + m elements */
-    size_t mine = kind == 2 ? (nelems + idx) * es : blk, total_c = 0;
+    size_t mine = kind == 2 ? (nelems + (idx < 0 ? 0 : idx)) * es : blk, total_c = 0;
     for (int m = 0; m < tn; m++) total_c += (nelems + m) * es;
     switch (kind) {
     case 0: sbytes = dbytes = blk; break;
@@ -168,6 +170,12 @@ static void check_move(const team_info &t, int kind, size_t nelems, size_t es, i
     shmem_barrier_all();
     int root = tn > 1 ? 1 : 0, rc;
     cudaStream_t st = stream_form ? s1 : 0;
+    if (idx < 0) { /* not a member: only the world collectives around the call */
+        shmem_barrier_all();
+        shmem_free(src);
+        shmem_free(dest);
+        return;
+    }
     size_t ne = kind == 2 ? mine / es : nelems;
     /* the element size picks the typed routine, the same bytes either way */
 #define MOVE_CALL(T, FN, ...) (stream_form ? shmemx_##T##_##FN##_on_stream(t.team, __VA_ARGS__, st) : shmem_##T##_##FN(t.team, __VA_ARGS__))
@@ -396,12 +404,12 @@ int main(int argc, char **argv)
 
     /* every reduction, every team, odd and larger counts */
     for (const team_info &t : teams) {
-        if (index_in(t, me) < 0) continue;
         all_reductions(t, 1, only);
         all_reductions(t, 37, only);
     }
-    if (index_in(xt, me) >= 0) all_reductions(xt, 5, only);
-    if (index_in(yt, me) >= 0) all_reductions(yt, 5, only);
+    /* the 2d teams differ between PEs but have the same shapes where it matters: run both */
+    all_reductions(xt, 5, only);
+    all_reductions(yt, 5, only);
     all_reductions(world, 20011, only); /* several LL chunks and slices; DIRECT with unaligned tails */
     /* large: 64 MiB float sum, and a medium double max */
     check_reduce<GSHMEMI_OP_SUM, float>(world, "float_sum 64 MiB", shmemx_float_sum_reduce_on_stream, shmem_float_sum_reduce,
@@ -414,14 +422,12 @@ int main(int argc, char **argv)
     /* data movement: kinds x element sizes x sizes x forms */
     const size_t counts[] = {1, 7, 1000, 100003};
     for (const team_info &t : teams) {
-        if (index_in(t, me) < 0) continue;
         for (int kind = 0; kind < 5; kind++)
             for (size_t es : {1, 4, 8})
                 for (size_t c : counts) check_move(t, kind, c, es, (int)(c & 1));
     }
     for (team_info *t : {&xt, &yt})
-        if (index_in(*t, me) >= 0)
-            for (int kind = 0; kind < 5; kind++) check_move(*t, kind, 333, 4, 1);
+        for (int kind = 0; kind < 5; kind++) check_move(*t, kind, 333, 4, 1);
     for (int kind = 0; kind < 4; kind++) check_move(world, kind, (16u << 20) / 8, 8, 1); /* 16 MiB blocks */
     check_move(world, 1, (64u << 20) / 4 / npes, 4, 1);                               /* 64 MiB fcollect */
 
