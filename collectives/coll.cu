@@ -6,7 +6,7 @@
 
 #define LL_THREADS 256     /* one LL line of a 256-line buffer per thread */
 #define DIRECT_THREADS 512
-#define DIRECT_SLICE_BYTES (32u << 10) /* bytes moved per PE that justify one more CTA */
+#define DIRECT_SLICE_BYTES (16u << 10) /* bytes moved per PE that justify one more CTA */
 
 static_assert(GSHMEMI_LL_SLICE_DATA / 8 == LL_THREADS, "one LL line per thread");
 

@@ -210,33 +210,32 @@ GSHMEMI_DEV void gshmemi_direct_reduce(const gshmemi_team_dev_t &t, char *out, c
     const int n = t.size, nout = push ? n : 1;
     if ((((uintptr_t)out | (uintptr_t)in) & 15) == 0) {
         const size_t nv = bytes / 16;
+        /* U vectors per thread per pass, every load of a pass issued before any is used: a pass
+         * costs one remote round trip, so the slice sizes aim at one or two passes. */
         const int U = 4;
-        size_t i = tid;
-        for (; i + (U - 1) * (size_t)nt < nv; i += U * (size_t)nt) {
+        for (size_t base = tid; base < nv; base += U * (size_t)nt) {
             int4 acc[U];
 #pragma unroll
-            for (int u = 0; u < U; u++)
-                acc[u] = gshmemi_ld_cg_v16((const int4 *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, 0)) + i + u * nt);
+            for (int u = 0; u < U; u++) {
+                size_t i = base + u * (size_t)nt;
+                if (i < nv) acc[u] = gshmemi_ld_cg_v16((const int4 *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, 0)) + i);
+            }
             for (int m = 1; m < n; m++) {
                 const int4 *p = (const int4 *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, m));
                 int4 v[U];
 #pragma unroll
-                for (int u = 0; u < U; u++) v[u] = gshmemi_ld_cg_v16(p + i + u * nt);
+                for (int u = 0; u < U; u++)
+                    if (base + u * (size_t)nt < nv) v[u] = gshmemi_ld_cg_v16(p + base + u * (size_t)nt);
 #pragma unroll
-                for (int u = 0; u < U; u++) acc[u] = gshmemi_redop_word<OP, T>(acc[u], v[u]);
+                for (int u = 0; u < U; u++)
+                    if (base + u * (size_t)nt < nv) acc[u] = gshmemi_redop_word<OP, T>(acc[u], v[u]);
             }
             for (int k = 0; k < nout; k++) {
                 int4 *o = (int4 *)gshmemi_peer_ptr_raw(out, gshmemi_team_pe(t, (t.my_idx + k) % n));
 #pragma unroll
-                for (int u = 0; u < U; u++) o[i + u * nt] = acc[u];
+                for (int u = 0; u < U; u++)
+                    if (base + u * (size_t)nt < nv) o[base + u * (size_t)nt] = acc[u];
             }
-        }
-        for (; i < nv; i += nt) {
-            int4 acc = gshmemi_ld_cg_v16((const int4 *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, 0)) + i);
-            for (int m = 1; m < n; m++)
-                acc = gshmemi_redop_word<OP, T>(acc, gshmemi_ld_cg_v16((const int4 *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, m)) + i));
-            for (int k = 0; k < nout; k++)
-                ((int4 *)gshmemi_peer_ptr_raw(out, gshmemi_team_pe(t, (t.my_idx + k) % n)))[i] = acc;
         }
         out += nv * 16;
         in += nv * 16;

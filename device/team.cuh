@@ -24,13 +24,16 @@ GSHMEMI_DEV int gshmemi_team_pe(const gshmemi_team_dev_t &t, int idx) { return t
 /* The next sequence number of a slice: every collective step takes a fresh one, so flags only
  * grow and never need resetting. The low 32 bits (the LL flag) are never 0, which is what an
  * untouched LL line holds. All threads of the group call this; one writes the counter back. */
+GSHMEMI_DEV uint64_t gshmemi_team_peek_seq(const gshmemi_team_dev_t &t, int slice)
+{
+    uint64_t q = *(volatile uint64_t *)(t.seq + slice) + 1;
+    return (uint32_t)q == 0 ? q + 1 : q;
+}
 GSHMEMI_DEV uint64_t gshmemi_team_next_seq(const gshmemi_team_dev_t &t, int slice, unsigned tid, int scope)
 {
-    volatile uint64_t *c = t.seq + slice;
-    uint64_t q = *c + 1;
-    if ((uint32_t)q == 0) q++;
+    uint64_t q = gshmemi_team_peek_seq(t, slice);
     gshmemi_scope_sync(scope);
-    if (tid == 0) *c = q;
+    if (tid == 0) *(volatile uint64_t *)(t.seq + slice) = q;
     return q;
 }
 
@@ -70,8 +73,13 @@ GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int sli
                                             int fence)
 {
     if (fence) __threadfence_system();
-    uint64_t q = gshmemi_team_next_seq(t, slice, tid, scope);
+    /* The counter is written back after the rounds: written before, it would be one more store
+     * for the signal's release to wait for. Every thread reads it before the group's first sync. */
+    uint64_t q = gshmemi_team_peek_seq(t, slice);
+    gshmemi_scope_sync(scope);
     gshmemi_team_sync_slice(t, slice, q, tid, nt, scope);
+    if (tid == 0) *(volatile uint64_t *)(t.seq + slice) = q;
+    gshmemi_scope_sync(scope); /* the next step's peek must see it */
 }
 
 GSHMEMI_DEV void gshmemi_team_barrier_scope(shmem_team_t team, int scope, int fence, const char *routine)
