@@ -213,7 +213,27 @@ GSHMEMI_DEV void gshmemi_direct_reduce(const gshmemi_team_dev_t &t, char *out, c
         /* U vectors per thread per pass, every load of a pass issued before any is used: a pass
          * costs one remote round trip, so the slice sizes aim at one or two passes. */
         const int U = 4;
-        for (size_t base = tid; base < nv; base += U * (size_t)nt) {
+        size_t base = tid;
+        for (; base + (U - 1) * (size_t)nt < nv; base += U * (size_t)nt) { /* full passes: no guards */
+            int4 acc[U];
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                acc[u] = gshmemi_ld_cg_v16((const int4 *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, 0)) + base + u * nt);
+            for (int m = 1; m < n; m++) {
+                const int4 *p = (const int4 *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, m)) + base;
+                int4 v[U];
+#pragma unroll
+                for (int u = 0; u < U; u++) v[u] = gshmemi_ld_cg_v16(p + u * nt);
+#pragma unroll
+                for (int u = 0; u < U; u++) acc[u] = gshmemi_redop_word<OP, T>(acc[u], v[u]);
+            }
+            for (int k = 0; k < nout; k++) {
+                int4 *o = (int4 *)gshmemi_peer_ptr_raw(out, gshmemi_team_pe(t, (t.my_idx + k) % n)) + base;
+#pragma unroll
+                for (int u = 0; u < U; u++) o[u * nt] = acc[u];
+            }
+        }
+        if (base < nv) { /* the last, partial pass: guarded, still every load before any use */
             int4 acc[U];
 #pragma unroll
             for (int u = 0; u < U; u++) {
@@ -276,16 +296,21 @@ GSHMEMI_DEV void gshmemi_direct_body(const gshmemi_team_dev_t &t, const gshmemi_
         gshmemi_copy(dst + lo, (const char *)gshmemi_peer_ptr_raw(src, gshmemi_team_pe(t, a.root)) + lo, hi - lo, tid, nt);
         break;
     case GSHMEMI_COLL_FCOLLECT:
-    case GSHMEMI_COLL_ALLTOALL:
-        /* the slice's share of every block; blocks in an order that spreads the load over peers */
-        gshmemi_slice_range(blk, 16, slice, nslices, &lo, &hi);
-        for (int i = 0; i < n; i++) {
-            int m = (me + i) % n;
+    case GSHMEMI_COLL_ALLTOALL: {
+        /* The slices split the n blocks end to end (member order rotated by this PE's index), so
+         * local and remote blocks are copied at the same time by different CTAs. */
+        size_t unit = blk % 16 ? 1 : 16;
+        gshmemi_slice_range((size_t)n * blk, unit, slice, nslices, &lo, &hi);
+        for (size_t at = lo; at < hi;) {
+            size_t b = at / blk, in = at - b * blk, len = blk - in < hi - at ? blk - in : hi - at;
+            int m = (me + (int)b) % n;
             const char *s = (const char *)gshmemi_peer_ptr_raw(src, gshmemi_team_pe(t, m));
             if (a.kind == GSHMEMI_COLL_ALLTOALL) s += (size_t)me * blk;
-            gshmemi_copy(dst + (size_t)m * blk + lo, s + lo, hi - lo, tid, nt);
+            gshmemi_copy(dst + (size_t)m * blk + in, s + in, len, tid, nt);
+            at += len;
         }
         break;
+    }
     case GSHMEMI_COLL_ALLTOALLS:
         gshmemi_slice_range(a.nelems, 1, slice, nslices, &lo, &hi);
         for (int i = 0; i < n; i++) {
