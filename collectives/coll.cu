@@ -167,7 +167,7 @@ static __global__ void barrier_kernel(gshmemi_team_dev_t t, int fence)
     /* One warp: its lanes signal and watch the peers of a round in parallel. Work enqueued before
      * this kernel is complete when it starts, so no fence is needed even for a barrier. */
     (void)fence;
-    gshmemi_team_barrier_slice(t, 0, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_WARP, 0);
+    gshmemi_team_barrier_slice(t, 0, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_WARP);
 }
 
 extern "C" int gshmemi_launch_barrier(shmem_team_t team, int fence, cudaStream_t stream, const char *routine)

@@ -383,10 +383,10 @@ GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_c
         uint64_t *cw = t.barrier + (size_t)GSHMEMI_COLL_SLICES * GSHMEMI_BARRIER_WORDS;
         *(volatile uint64_t *)cw = a.nelems;
     }
-    gshmemi_team_barrier_slice(t, slice, tid, nt, scope, a.kind == GSHMEMI_COLL_COLLECT);
+    gshmemi_team_barrier_slice(t, slice, tid, nt, scope);
     gshmemi_direct_body<OP, T>(t, a, slice, nslices, tid, nt);
     gshmemi_scope_sync(scope);
-    gshmemi_team_barrier_slice(t, slice, tid, nt, scope, 1);
+    gshmemi_team_barrier_slice(t, slice, tid, nt, scope);
 }
 
 /* LL for small exchanges, DIRECT above GSHMEM_COLL_LL_MAX bytes per block (or as forced). */

@@ -66,13 +66,13 @@ GSHMEMI_DEV void gshmemi_team_sync_slice(const gshmemi_team_dev_t &t, int slice,
     }
 }
 
-/* barrier = quiet + sync. The signal is a release at system scope, which orders the signalling
- * thread's own stores ahead of the flag; `fence` makes every thread of the group fence first, for
- * stores made by the group's other threads. */
-GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int slice, unsigned tid, unsigned nt, int scope,
-                                            int fence)
+/* barrier = quiet + sync, and over P2P the sync already is the quiet: its signal is a release at
+ * system scope, which orders every store that happens before it ahead of the flag, the group's
+ * other threads' stores included once the group has met at the scope sync below (causality is
+ * transitive: bar.sync, then the release). Only the signalling lanes pay for the fence; a fence in
+ * every thread of a 512-thread CTA costs far more. */
+GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int slice, unsigned tid, unsigned nt, int scope)
 {
-    if (fence) __threadfence_system();
     /* The counter is written back after the rounds: written before, it would be one more store
      * for the signal's release to wait for. Every thread reads it before the group's first sync. */
     uint64_t q = gshmemi_team_peek_seq(t, slice);
@@ -90,9 +90,8 @@ GSHMEMI_DEV void gshmemi_team_barrier_scope(shmem_team_t team, int scope, int fe
         __trap();
     }
     gshmemi_scope_sync(scope);
-    /* one thread: its release is enough; a group: every thread's stores */
-    gshmemi_team_barrier_slice(t, 0, gshmemi_scope_tid(scope), gshmemi_scope_size(scope), scope,
-                               fence && scope != GSHMEMI_SCOPE_THREAD);
+    (void)fence; /* barrier and sync are one operation here (see gshmemi_team_barrier_slice) */
+    gshmemi_team_barrier_slice(t, 0, gshmemi_scope_tid(scope), gshmemi_scope_size(scope), scope);
 }
 
 #endif
