@@ -140,11 +140,14 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
     }
 
     /* the protocol: the device rule, decided here once for all slices */
-    if (a->kind == GSHMEMI_COLL_COLLECT || a->kind == GSHMEMI_COLL_ALLTOALLS) a->proto = GSHMEMI_PROTO_DIRECT;
-    else if (gshmemi_state.dstate.coll_proto != GSHMEMI_PROTO_AUTO) a->proto = gshmemi_state.dstate.coll_proto;
-    else a->proto = blk <= gshmemi_state.dstate.coll_ll_max ? GSHMEMI_PROTO_LL : GSHMEMI_PROTO_DIRECT;
+    const gshmemi_device_state_t *ds = &gshmemi_state.dstate;
+    a->proto = gshmemi_pick_proto(a->kind, blk, ds->coll_proto, ds->coll_ll_max, ds->coll_simple_max, t->simple_slices > 0);
 
-    if (a->proto == GSHMEMI_PROTO_LL) {
+    if (a->proto == GSHMEMI_PROTO_SIMPLE) {
+        size_t chunks = (blk + GSHMEMI_SIMPLE_CHUNK - 1) / GSHMEMI_SIMPLE_CHUNK;
+        slices = chunks < (size_t)t->simple_slices ? (int)chunks : t->simple_slices;
+        threads = DIRECT_THREADS;
+    } else if (a->proto == GSHMEMI_PROTO_LL) {
         size_t chunks = (blk + GSHMEMI_LL_SLICE_DATA - 1) / GSHMEMI_LL_SLICE_DATA;
         slices = chunks < (size_t)t->ll_slices ? (int)chunks : t->ll_slices;
         threads = LL_THREADS;

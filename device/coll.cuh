@@ -95,6 +95,25 @@ GSHMEMI_DEV char *gshmemi_ll_buf(const gshmemi_team_dev_t &t, uint64_t q, int sl
     return t.ll + ((((size_t)(q & 1) * t.ll_slices + slice) * t.size + from) * GSHMEMI_LL_SLICE_BYTES);
 }
 
+/* Broadcast by LL or SIMPLE: only the root sends and it waits for nobody's data, so it would run
+ * ahead and overwrite buffers still being read. Each step ends with every member acknowledging it
+ * to the root (a growing word per member), which the root waits for. */
+GSHMEMI_DEV void gshmemi_bcast_ack(const gshmemi_team_dev_t &t, int root, int slice, uint64_t q, unsigned tid, unsigned nt,
+                                   int scope)
+{
+    uint64_t *ack = t.ack + (size_t)slice * t.size;
+    if (t.my_idx != root && tid == 0) gshmemi_st_release_u64(gshmemi_peer_ptr_raw(ack + t.my_idx, gshmemi_team_pe(t, root)), q);
+    if (t.my_idx == root)
+        for (int i = (int)tid; i < t.size; i += (int)nt) {
+            uint64_t start = 0;
+            uint32_t spins = 0;
+            if (i != root)
+                while (gshmemi_ld_acquire_u64(ack + i) < q)
+                    gshmemi_wait_check(&start, &spins, "broadcast acknowledgement", ack + i, gshmemi_team_pe(t, i));
+        }
+    gshmemi_scope_sync(scope);
+}
+
 /* Sends `len` (<= GSHMEMI_LL_SLICE_DATA) bytes at p to member `to`'s buffer for this PE. */
 GSHMEMI_DEV void gshmemi_ll_send(const gshmemi_team_dev_t &t, uint64_t q, int slice, int to, const char *p, size_t len,
                                  unsigned tid, unsigned nt)
@@ -121,10 +140,7 @@ GSHMEMI_DEV void gshmemi_ll_step(const gshmemi_team_dev_t &t, const gshmemi_coll
 
     /* send */
     switch (OP >= 0 ? -1 : a.kind) {
-    case GSHMEMI_COLL_BROADCAST:
-        /* Only the root sends and it waits for nobody's data, so it would run ahead and overwrite
-         * buffers still being read: each step ends with every member acknowledging it to the root
-         * (a growing word per member), which the root waits for. */
+    case GSHMEMI_COLL_BROADCAST: /* acknowledged at the end of the step (gshmemi_bcast_ack) */
         if (me == a.root)
             for (int i = 1; i < n; i++) gshmemi_ll_send(t, q, slice, (me + i) % n, src + off, len, tid, nt);
         break;
@@ -183,44 +199,32 @@ GSHMEMI_DEV void gshmemi_ll_step(const gshmemi_team_dev_t &t, const gshmemi_coll
         }
     }
     gshmemi_scope_sync(scope);
-    if (a.kind == GSHMEMI_COLL_BROADCAST) {
-        uint64_t *ack = t.ack + (size_t)slice * t.size;
-        if (me != a.root && tid == 0)
-            gshmemi_st_release_u64(gshmemi_peer_ptr_raw(ack + me, gshmemi_team_pe(t, a.root)), q);
-        if (me == a.root)
-            for (int i = (int)tid; i < n; i += (int)nt) {
-                uint64_t start = 0;
-                uint32_t spins = 0;
-                if (i != me)
-                    while (gshmemi_ld_acquire_u64(ack + i) < q)
-                        gshmemi_wait_check(&start, &spins, "LL broadcast ack", ack + i, gshmemi_team_pe(t, i));
-            }
-        gshmemi_scope_sync(scope);
-    }
+    if (a.kind == GSHMEMI_COLL_BROADCAST) gshmemi_bcast_ack(t, a.root, slice, q, tid, nt, scope);
 }
 
-/* ---- DIRECT ---- */
-/* out[0..m) = op over members of in_i[0..m), in_i = peer's view of `in`; optionally pushes the
- * result to every member's `out` (two-shot reduce) instead of only this PE's. Vectors of 16 bytes
- * when both sides allow it. */
-template <int OP, typename T>
-GSHMEMI_DEV void gshmemi_direct_reduce(const gshmemi_team_dev_t &t, char *out, const char *in, size_t bytes, int push,
-                                       unsigned tid, unsigned nt)
+/* ---- the reduction loop of DIRECT and SIMPLE ---- */
+/* out[0..bytes) = op over members m of in(m)[0..bytes), combined in member order; `outs(k)` for
+ * k < nout names where the result goes (this PE only, or every member for a two-shot push).
+ * Vectors of 16 bytes when every pointer allows it. */
+template <int OP, typename T, typename In, typename Out>
+GSHMEMI_DEV void gshmemi_reduce_loop(int n, In in, int nout, Out outs, size_t bytes, unsigned tid, unsigned nt)
 {
-    const int n = t.size, nout = push ? n : 1;
-    if ((((uintptr_t)out | (uintptr_t)in) & 15) == 0) {
+    uintptr_t align = (uintptr_t)outs(0);
+    for (int m = 0; m < n; m++) align |= (uintptr_t)in(m);
+    size_t done = 0;
+    if ((align & 15) == 0) {
         const size_t nv = bytes / 16;
         /* U vectors per thread per pass, every load of a pass issued before any is used: a pass
-         * costs one remote round trip, so the slice sizes aim at one or two passes. */
+         * costs one round trip, so the slice sizes aim at one or two passes. */
         const int U = 4;
         size_t base = tid;
         for (; base + (U - 1) * (size_t)nt < nv; base += U * (size_t)nt) { /* full passes: no guards */
             int4 acc[U];
+            const int4 *p0 = (const int4 *)in(0) + base;
 #pragma unroll
-            for (int u = 0; u < U; u++)
-                acc[u] = gshmemi_ld_cg_v16((const int4 *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, 0)) + base + u * nt);
+            for (int u = 0; u < U; u++) acc[u] = gshmemi_ld_cg_v16(p0 + u * nt);
             for (int m = 1; m < n; m++) {
-                const int4 *p = (const int4 *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, m)) + base;
+                const int4 *p = (const int4 *)in(m) + base;
                 int4 v[U];
 #pragma unroll
                 for (int u = 0; u < U; u++) v[u] = gshmemi_ld_cg_v16(p + u * nt);
@@ -228,7 +232,7 @@ GSHMEMI_DEV void gshmemi_direct_reduce(const gshmemi_team_dev_t &t, char *out, c
                 for (int u = 0; u < U; u++) acc[u] = gshmemi_redop_word<OP, T>(acc[u], v[u]);
             }
             for (int k = 0; k < nout; k++) {
-                int4 *o = (int4 *)gshmemi_peer_ptr_raw(out, gshmemi_team_pe(t, (t.my_idx + k) % n)) + base;
+                int4 *o = (int4 *)outs(k) + base;
 #pragma unroll
                 for (int u = 0; u < U; u++) o[u * nt] = acc[u];
             }
@@ -236,12 +240,10 @@ GSHMEMI_DEV void gshmemi_direct_reduce(const gshmemi_team_dev_t &t, char *out, c
         if (base < nv) { /* the last, partial pass: guarded, still every load before any use */
             int4 acc[U];
 #pragma unroll
-            for (int u = 0; u < U; u++) {
-                size_t i = base + u * (size_t)nt;
-                if (i < nv) acc[u] = gshmemi_ld_cg_v16((const int4 *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, 0)) + i);
-            }
+            for (int u = 0; u < U; u++)
+                if (base + u * (size_t)nt < nv) acc[u] = gshmemi_ld_cg_v16((const int4 *)in(0) + base + u * (size_t)nt);
             for (int m = 1; m < n; m++) {
-                const int4 *p = (const int4 *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, m));
+                const int4 *p = (const int4 *)in(m);
                 int4 v[U];
 #pragma unroll
                 for (int u = 0; u < U; u++)
@@ -251,24 +253,94 @@ GSHMEMI_DEV void gshmemi_direct_reduce(const gshmemi_team_dev_t &t, char *out, c
                     if (base + u * (size_t)nt < nv) acc[u] = gshmemi_redop_word<OP, T>(acc[u], v[u]);
             }
             for (int k = 0; k < nout; k++) {
-                int4 *o = (int4 *)gshmemi_peer_ptr_raw(out, gshmemi_team_pe(t, (t.my_idx + k) % n));
+                int4 *o = (int4 *)outs(k);
 #pragma unroll
                 for (int u = 0; u < U; u++)
                     if (base + u * (size_t)nt < nv) o[base + u * (size_t)nt] = acc[u];
             }
         }
-        out += nv * 16;
-        in += nv * 16;
-        bytes -= nv * 16;
+        done = nv * 16;
     }
     /* tail, or everything when unaligned: one element per thread */
-    for (size_t e = tid; e < bytes / sizeof(T); e += nt) {
-        T acc = ((const volatile T *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, 0)))[e];
-        for (int m = 1; m < n; m++)
-            acc = gshmemi_redop<OP, T>(acc, ((const volatile T *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, m)))[e]);
-        for (int k = 0; k < nout; k++)
-            ((T *)gshmemi_peer_ptr_raw(out, gshmemi_team_pe(t, (t.my_idx + k) % n)))[e] = acc;
+    for (size_t e = done / sizeof(T) + tid; e < bytes / sizeof(T); e += nt) {
+        T acc = ((const volatile T *)in(0))[e];
+        for (int m = 1; m < n; m++) acc = gshmemi_redop<OP, T>(acc, ((const volatile T *)in(m))[e]);
+        for (int k = 0; k < nout; k++) ((T *)outs(k))[e] = acc;
     }
+}
+
+/* ---- DIRECT ---- */
+/* out = op over members of their `in` (read through the peer mappings); push: the result also
+ * goes to every member's `out` (two-shot reduce), else only to this PE's. */
+template <int OP, typename T>
+GSHMEMI_DEV void gshmemi_direct_reduce(const gshmemi_team_dev_t &t, char *out, const char *in, size_t bytes, int push,
+                                       unsigned tid, unsigned nt)
+{
+    const int n = t.size, me = t.my_idx;
+    gshmemi_reduce_loop<OP, T>(
+        n, [&](int m) { return (const char *)gshmemi_peer_ptr_raw(in, gshmemi_team_pe(t, m)); }, push ? n : 1,
+        [&](int k) { return (char *)gshmemi_peer_ptr_raw(out, gshmemi_team_pe(t, (me + k) % n)); }, bytes, tid, nt);
+}
+
+/* ---- SIMPLE ---- */
+/* Like LL, but bulk: the sender copies its payload into the receiver's SIMPLE buffer with plain
+ * 16-byte stores, the group meets, and one release flag per receiver says the chunk is there; the
+ * receiver reduces or copies from its own memory. No barrier, double-buffered by step parity as
+ * LL is; only the world team has the buffers. */
+GSHMEMI_DEV char *gshmemi_simple_buf(const gshmemi_team_dev_t &t, uint64_t q, int slice, int from)
+{
+    return t.simple + ((((size_t)(q & 1) * t.simple_slices + slice) * t.size + from) * GSHMEMI_SIMPLE_CHUNK);
+}
+GSHMEMI_DEV uint64_t *gshmemi_simple_flag(const gshmemi_team_dev_t &t, uint64_t q, int slice, int from)
+{
+    return t.simple_flags + (((size_t)(q & 1) * t.simple_slices + slice) * t.size + from);
+}
+
+template <int OP, typename T>
+GSHMEMI_DEV void gshmemi_simple_step(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, size_t off,
+                                     size_t len, unsigned tid, unsigned nt, int scope)
+{
+    const int n = t.size, me = t.my_idx;
+    const size_t blk = a.nelems * a.es;
+    const int per_dest = a.kind == GSHMEMI_COLL_ALLTOALL || a.kind == GSHMEMI_COLL_REDUCESCATTER;
+    const int bcast = a.kind == GSHMEMI_COLL_BROADCAST, sends = !bcast || me == a.root;
+    const char *src = (const char *)a.src;
+    char *dst = (char *)a.dest;
+    uint64_t q = gshmemi_team_next_seq(t, slice, tid, scope);
+
+    if (sends)
+        for (int i = 1; i < n; i++) {
+            int to = (me + i) % n;
+            gshmemi_copy(gshmemi_peer_ptr_raw(gshmemi_simple_buf(t, q, slice, me), gshmemi_team_pe(t, to)),
+                         src + (per_dest ? (size_t)to * blk : 0) + off, len, tid, nt);
+        }
+    gshmemi_scope_sync(scope);
+    if (sends)
+        for (int i = 1 + (int)tid; i < n; i += (int)nt) {
+            int to = (me + i) % n;
+            gshmemi_st_release_u64(gshmemi_peer_ptr_raw(gshmemi_simple_flag(t, q, slice, me), gshmemi_team_pe(t, to)), q);
+        }
+    for (int i = (int)tid; i < n; i += (int)nt) {
+        if (i == me || (bcast && i != a.root)) continue;
+        uint64_t *f = gshmemi_simple_flag(t, q, slice, i), start = 0;
+        uint32_t spins = 0;
+        while (gshmemi_ld_acquire_u64(f) < q) gshmemi_wait_check(&start, &spins, "SIMPLE collective", f, gshmemi_team_pe(t, i));
+    }
+    gshmemi_scope_sync(scope);
+
+    const char *own = src + (per_dest ? (size_t)me * blk : 0) + off;
+    if constexpr (OP >= 0) {
+        gshmemi_reduce_loop<OP, T>(
+            n, [&](int m) { return m == me ? own : (const char *)gshmemi_simple_buf(t, q, slice, m); }, 1,
+            [&](int) { return dst + off; }, len, tid, nt);
+    } else if (bcast) {
+        gshmemi_copy(dst + off, me == a.root ? own : gshmemi_simple_buf(t, q, slice, a.root), len, tid, nt);
+    } else { /* fcollect, alltoall */
+        for (int i = 0; i < n; i++)
+            gshmemi_copy(dst + (size_t)i * blk + off, i == me ? own : gshmemi_simple_buf(t, q, slice, i), len, tid, nt);
+    }
+    gshmemi_scope_sync(scope);
+    if (bcast) gshmemi_bcast_ack(t, a.root, slice, q, tid, nt, scope);
 }
 
 /* This slice's share [lo, hi) of `total` units, in whole 16-byte vectors where possible. */
@@ -370,6 +442,14 @@ GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_c
     }
     /* a reduction kernel (OP >= 0) carries only the reduction paths, a data-moving one (OP < 0)
      * only the others: each instantiation compiles what it can run */
+    if (a.proto == GSHMEMI_PROTO_SIMPLE) {
+        const size_t blk = a.nelems * a.es;
+        for (size_t off = (size_t)slice * GSHMEMI_SIMPLE_CHUNK; off < blk; off += (size_t)nslices * GSHMEMI_SIMPLE_CHUNK) {
+            size_t len = blk - off < GSHMEMI_SIMPLE_CHUNK ? blk - off : GSHMEMI_SIMPLE_CHUNK;
+            gshmemi_simple_step<OP, T>(t, a, slice, off, len, tid, nt, scope);
+        }
+        return;
+    }
     if (a.proto == GSHMEMI_PROTO_LL) {
         /* chunks of one LL buffer, dealt round-robin to the slices */
         const size_t blk = a.nelems * a.es;
@@ -389,12 +469,11 @@ GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_c
     gshmemi_team_barrier_slice(t, slice, tid, nt, scope);
 }
 
-/* LL for small exchanges, DIRECT above GSHMEM_COLL_LL_MAX bytes per block (or as forced). */
-GSHMEMI_DEV int gshmemi_coll_proto(const gshmemi_coll_args_t &a)
+/* The protocol rule of include/gshmem/coll.h with this module's settings. */
+GSHMEMI_DEV int gshmemi_coll_proto(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a)
 {
-    if (a.kind == GSHMEMI_COLL_COLLECT || a.kind == GSHMEMI_COLL_ALLTOALLS) return GSHMEMI_PROTO_DIRECT;
-    if (gshmemi_dstate.coll_proto != GSHMEMI_PROTO_AUTO) return gshmemi_dstate.coll_proto;
-    return a.nelems * a.es <= gshmemi_dstate.coll_ll_max ? GSHMEMI_PROTO_LL : GSHMEMI_PROTO_DIRECT;
+    return gshmemi_pick_proto(a.kind, a.nelems * a.es, gshmemi_dstate.coll_proto, gshmemi_dstate.coll_ll_max,
+                              gshmemi_dstate.coll_simple_max, t.simple_slices > 0);
 }
 
 /* A device call by one thread group (thread, warp or block scope): slice 0. */
@@ -403,7 +482,7 @@ GSHMEMI_DEV int gshmemi_coll_group(shmem_team_t team, gshmemi_coll_args_t a, int
 {
     gshmemi_team_dev_t t = gshmemi_team_get(team, routine);
     if (t.my_idx < 0) return -1;
-    a.proto = gshmemi_coll_proto(a);
+    a.proto = gshmemi_coll_proto(t, a);
     gshmemi_scope_sync(scope);
     gshmemi_coll_slice<OP, T>(t, a, 0, 1, gshmemi_scope_tid(scope), gshmemi_scope_size(scope), scope);
     return 0;

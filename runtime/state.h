@@ -52,6 +52,7 @@ typedef struct {
     char *psync_pool;              /* symmetric: max_teams slots of psync_slot bytes */
     size_t psync_slot;
     uint64_t *team_scratch;        /* symmetric: 2 words for agreeing on a free slot */
+    char *simple_pool;             /* symmetric: the world team's SIMPLE flags and buffers, or NULL */
 } gshmemi_state_t;
 
 extern gshmemi_state_t gshmemi_state;

@@ -47,6 +47,13 @@ static size_t slot_bytes(int n_pes)
     return ll_offset(n_pes) + 2 * lines * GSHMEMI_LL_SLICE_BYTES;
 }
 
+/* SIMPLE buffers: only the world team has them (a bulk buffer per peer is too much to give every
+ * slot); their flags first, on a 4 KiB boundary, then the data. */
+static size_t simple_flag_bytes(int size)
+{
+    return ((size_t)2 * GSHMEMI_SIMPLE_SLICES * size * 8 + 4095) / 4096 * 4096;
+}
+
 /* Fills slot `slot` as the team (world_start, world_stride, size), or clears it when this PE is
  * not a member; the device copy is updated too. */
 static int team_fill(int slot, int world_start, int world_stride, int size)
@@ -68,6 +75,12 @@ static int team_fill(int slot, int world_start, int world_stride, int size)
         h->dev.ll = st->psync_pool + (size_t)slot * st->psync_slot + ll_offset(st->n_pes);
         h->dev.ack = (uint64_t *)(st->psync_pool + (size_t)slot * st->psync_slot + GSHMEMI_PSYNC_ACK_OFF);
         h->dev.seq = st->d_seq + (size_t)slot * GSHMEMI_COLL_SLICES;
+        if (slot == SHMEM_TEAM_WORLD && st->simple_pool) {
+            h->dev.simple_slices = GSHMEMI_SIMPLE_SLICES;
+            h->dev.simple_flags = (uint64_t *)st->simple_pool;
+            h->dev.simple = st->simple_pool + simple_flag_bytes(size);
+            GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.simple_flags, 0, simple_flag_bytes(size), st->stream));
+        }
         GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.barrier, 0, st->psync_slot, st->stream));
         GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.seq, 0, GSHMEMI_COLL_SLICES * sizeof(uint64_t), st->stream));
     }
@@ -109,6 +122,11 @@ int gshmemi_teams_init(void)
     st->psync_pool = st->heap.my_base + off;
     GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, 256, 256, &off));
     st->team_scratch = (uint64_t *)(st->heap.my_base + off);
+    if (gshmemi_env.COLL_SIMPLE_MAX > 0) {
+        size_t bytes = simple_flag_bytes(st->n_pes) + (size_t)2 * GSHMEMI_SIMPLE_SLICES * st->n_pes * GSHMEMI_SIMPLE_CHUNK;
+        GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, bytes, 4096, &off));
+        st->simple_pool = st->heap.my_base + off;
+    }
     GSHMEMI_CHECK(gshmemi_heap_ensure_backed(&st->heap, gshmemi_alloc_high_water(st->heap.alloc)));
     GSHMEMI_CUDACHECK(cudaMemset(st->team_scratch, 0, 256));
 

@@ -82,6 +82,19 @@ GSHMEMI_COLL_INLINE gshmemi_coll_args_t gshmemi_coll_args_strided(void *dest, co
     return a;
 }
 
+/* The protocol of a collective, the same rule on the host (on-stream launches) and the device:
+ * LL up to ll_max bytes per block, SIMPLE up to simple_max where the team has SIMPLE buffers,
+ * DIRECT above (and always for collect and alltoalls, whose blocks are not one shape). */
+GSHMEMI_COLL_INLINE int gshmemi_pick_proto(int kind, size_t blk, int forced, size_t ll_max, size_t simple_max, int has_simple)
+{
+    if (kind == GSHMEMI_COLL_COLLECT || kind == GSHMEMI_COLL_ALLTOALLS) return GSHMEMI_PROTO_DIRECT;
+    if (forced == GSHMEMI_PROTO_SIMPLE) return has_simple ? GSHMEMI_PROTO_SIMPLE : GSHMEMI_PROTO_DIRECT;
+    if (forced != GSHMEMI_PROTO_AUTO) return forced;
+    if (blk <= ll_max) return GSHMEMI_PROTO_LL;
+    if (has_simple && blk <= simple_max) return GSHMEMI_PROTO_SIMPLE;
+    return GSHMEMI_PROTO_DIRECT;
+}
+
 /* Data-movement collectives of one type: shmem_TYPE_* in C, shmemx_TYPE_*_on_stream everywhere.
  * PFX is the routine prefix, SFX the suffix, TAIL the stream parameter, CALL how they run. */
 #define GSHMEMI_COLL_MOVE_FORMS(PFX, SFX, TAIL, CALL, name, T)                                                       \

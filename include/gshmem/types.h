@@ -129,7 +129,7 @@ enum { GSHMEMI_OP_AND, GSHMEMI_OP_OR, GSHMEMI_OP_XOR, GSHMEMI_OP_MIN, GSHMEMI_OP
 enum { GSHMEMI_COLL_BROADCAST, GSHMEMI_COLL_FCOLLECT, GSHMEMI_COLL_COLLECT, GSHMEMI_COLL_ALLTOALL, GSHMEMI_COLL_ALLTOALLS,
        GSHMEMI_COLL_REDUCE, GSHMEMI_COLL_REDUCESCATTER };
 /* Protocols (GSHMEM_COLL_PROTO forces one). */
-enum { GSHMEMI_PROTO_AUTO = 0, GSHMEMI_PROTO_LL = 1, GSHMEMI_PROTO_LL128 = 2, GSHMEMI_PROTO_DIRECT = 3 };
+enum { GSHMEMI_PROTO_AUTO = 0, GSHMEMI_PROTO_LL = 1, GSHMEMI_PROTO_LL128 = 2, GSHMEMI_PROTO_DIRECT = 3, GSHMEMI_PROTO_SIMPLE = 4 };
 
 /* pSync geometry. Every team owns one slot of a pool reserved at init (the same offsets on every
  * PE); a slot holds a barrier area per slice (a CTA of a multi-CTA collective, or the one group of
@@ -140,6 +140,8 @@ enum { GSHMEMI_PROTO_AUTO = 0, GSHMEMI_PROTO_LL = 1, GSHMEMI_PROTO_LL128 = 2, GS
 #define GSHMEMI_LL_SLICE_BYTES 4096 /* LL buffer per (parity, slice, source PE): 256 lines of 16 B */
 #define GSHMEMI_LL_SLICE_DATA (GSHMEMI_LL_SLICE_BYTES / 2)
 #define GSHMEMI_LL_MAX_SLICES 16
+#define GSHMEMI_SIMPLE_SLICES 32            /* slices with SIMPLE buffers (teams that have them) */
+#define GSHMEMI_SIMPLE_CHUNK (32u << 10)    /* SIMPLE buffer per (parity, slice, source member) */
 /* Byte offsets inside a slot: barrier words, the collect count word (a line of its own), the
  * broadcast acknowledgements ([slice][member] words), then LL (offset kept in the team). */
 #define GSHMEMI_PSYNC_COLLECT_OFF ((size_t)GSHMEMI_COLL_SLICES * GSHMEMI_BARRIER_WORDS * 8)
@@ -154,7 +156,10 @@ typedef struct gshmemi_team_dev {
     int ll_slices;       /* slices with LL buffers */
     uint64_t *barrier;   /* symmetric: [GSHMEMI_COLL_SLICES][GSHMEMI_BARRIER_WORDS] flags */
     char *ll;            /* symmetric: [2][ll_slices][size][GSHMEMI_LL_SLICE_BYTES] */
-    uint64_t *ack;       /* symmetric: [GSHMEMI_COLL_SLICES][size] LL broadcast acknowledgements */
+    uint64_t *ack;       /* symmetric: [GSHMEMI_COLL_SLICES][size] broadcast acknowledgements */
+    int simple_slices;   /* 0: no SIMPLE buffers (only the world team has them) */
+    char *simple;        /* symmetric: [2][simple_slices][size][GSHMEMI_SIMPLE_CHUNK] */
+    uint64_t *simple_flags; /* symmetric: [2][simple_slices][size] */
     uint64_t *seq;       /* this PE's sequence counters, [GSHMEMI_COLL_SLICES] (device memory) */
 } gshmemi_team_dev_t;
 
@@ -187,6 +192,7 @@ typedef struct gshmemi_device_state {
     gshmemi_team_dev_t world;    /* teams[SHMEM_TEAM_WORLD], read through the constant cache */
     int coll_proto;              /* GSHMEM_COLL_PROTO: GSHMEMI_PROTO_* */
     size_t coll_ll_max;          /* GSHMEM_COLL_LL_MAX: largest block (bytes) sent by LL */
+    size_t coll_simple_max;      /* GSHMEM_COLL_SIMPLE_MAX: largest block sent by SIMPLE */
     uint64_t wait_timeout_ns;    /* device waits on other PEs trap after this long; 0 = never */
     char *peer_base_c[GSHMEMI_CONST_PEERS]; /* first PEs of peer_base, read through the constant cache */
 } gshmemi_device_state_t;
