@@ -29,7 +29,7 @@ extern "C" {
     X(BARRIER_RADIX, int, "32", "Radix of the dissemination barrier/sync (2..32), clamped to the team size: 32 gives one round up to 32 PEs") \
     X(COLL_PROTO, proto, "auto", "Collective protocol: auto | ll | simple | direct (forces one, for tests and tuning; simple only where the team has its buffers)") \
     X(COLL_LL_MAX, size, "64K", "Largest block, in bytes, that collectives send by LL") \
-    X(COLL_SIMPLE_MAX, size, "4M", "Largest block, in bytes, that collectives of the world team send by SIMPLE (0: none); larger ones go direct") \
+    X(COLL_SIMPLE_MAX, size, "1M", "Largest block, in bytes, that collectives of the world team send by SIMPLE (0: none); larger ones go direct") \
     X(COLL_CTAS, int, "64", "Most CTAs (slices) of one on-stream collective (1..64)")
 
 /* C type of each TYPE column value. */
