@@ -422,9 +422,7 @@ GSHMEMI_DEV void gshmemi_direct_body(const gshmemi_team_dev_t &t, const gshmemi_
     }
 }
 
-/* One slice of a collective. Every member runs the same slices with the same arguments. A
- * reduction kernel (OP >= 0) carries only the reduction paths, a data-moving one (OP < 0) only the
- * others: each instantiation compiles what it can run. */
+/* One slice of a collective. Every member runs the same slices with the same arguments. */
 template <int OP, typename T>
 GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, int nslices,
                                     unsigned tid, unsigned nt, int scope)
@@ -442,14 +440,22 @@ GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_c
         gshmemi_scope_sync(scope);
         return;
     }
-    if (a.proto == GSHMEMI_PROTO_SIMPLE || a.proto == GSHMEMI_PROTO_LL) {
-        /* chunks of one buffer, dealt round-robin to the slices */
+    /* a reduction kernel (OP >= 0) carries only the reduction paths, a data-moving one (OP < 0)
+     * only the others: each instantiation compiles what it can run */
+    if (a.proto == GSHMEMI_PROTO_SIMPLE) {
         const size_t blk = a.nelems * a.es;
-        const size_t chunk = a.proto == GSHMEMI_PROTO_SIMPLE ? GSHMEMI_SIMPLE_CHUNK : GSHMEMI_LL_SLICE_DATA;
-        for (size_t off = (size_t)slice * chunk; off < blk; off += (size_t)nslices * chunk) {
-            size_t len = blk - off < chunk ? blk - off : chunk;
-            if (a.proto == GSHMEMI_PROTO_SIMPLE) gshmemi_simple_step<OP, T>(t, a, slice, off, len, tid, nt, scope);
-            else gshmemi_ll_step<OP, T>(t, a, slice, off, len, tid, nt, scope);
+        for (size_t off = (size_t)slice * GSHMEMI_SIMPLE_CHUNK; off < blk; off += (size_t)nslices * GSHMEMI_SIMPLE_CHUNK) {
+            size_t len = blk - off < GSHMEMI_SIMPLE_CHUNK ? blk - off : GSHMEMI_SIMPLE_CHUNK;
+            gshmemi_simple_step<OP, T>(t, a, slice, off, len, tid, nt, scope);
+        }
+        return;
+    }
+    if (a.proto == GSHMEMI_PROTO_LL) {
+        /* chunks of one LL buffer, dealt round-robin to the slices */
+        const size_t blk = a.nelems * a.es;
+        for (size_t off = (size_t)slice * GSHMEMI_LL_SLICE_DATA; off < blk; off += (size_t)nslices * GSHMEMI_LL_SLICE_DATA) {
+            size_t len = blk - off < GSHMEMI_LL_SLICE_DATA ? blk - off : GSHMEMI_LL_SLICE_DATA;
+            gshmemi_ll_step<OP, T>(t, a, slice, off, len, tid, nt, scope);
         }
         return;
     }

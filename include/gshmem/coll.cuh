@@ -10,24 +10,29 @@
 
 #include "device/coll.cuh"
 
-/* Queries of a bad handle answer -1 (as on the host) instead of trapping. */
-GSHMEMI_D int gshmemi_dev_team_valid(shmem_team_t team)
+GSHMEMI_D int gshmemi_dev_team_my_pe(shmem_team_t team)
 {
-    return team == SHMEM_TEAM_WORLD || (team >= 0 && team < gshmemi_dstate.max_teams && gshmemi_dstate.teams[team].size != 0);
+    if (team != SHMEM_TEAM_WORLD && (team < 0 || team >= gshmemi_dstate.max_teams || gshmemi_dstate.teams[team].size == 0))
+        return -1;
+    return gshmemi_team_get(team, "shmem_team_my_pe").my_idx;
 }
 GSHMEMI_HD int shmem_team_my_pe(shmem_team_t team)
 {
-    return GSHMEMI_HOSTDEV_BRANCH(gshmemi_dev_team_valid(team) ? gshmemi_team_get(team, "shmem_team_my_pe").my_idx : -1,
-                                  gshmemi_host_team_my_pe(team));
+    return GSHMEMI_HOSTDEV_BRANCH(gshmemi_dev_team_my_pe(team), gshmemi_host_team_my_pe(team));
+}
+GSHMEMI_D int gshmemi_dev_team_n_pes(shmem_team_t team)
+{
+    if (team != SHMEM_TEAM_WORLD && (team < 0 || team >= gshmemi_dstate.max_teams || gshmemi_dstate.teams[team].size == 0))
+        return -1;
+    return gshmemi_team_get(team, "shmem_team_n_pes").size;
 }
 GSHMEMI_HD int shmem_team_n_pes(shmem_team_t team)
 {
-    return GSHMEMI_HOSTDEV_BRANCH(gshmemi_dev_team_valid(team) ? gshmemi_team_get(team, "shmem_team_n_pes").size : -1,
-                                  gshmemi_host_team_n_pes(team));
+    return GSHMEMI_HOSTDEV_BRANCH(gshmemi_dev_team_n_pes(team), gshmemi_host_team_n_pes(team));
 }
 GSHMEMI_D int gshmemi_dev_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
 {
-    if (!gshmemi_dev_team_valid(src_team) || !gshmemi_dev_team_valid(dest_team)) return -1;
+    if (gshmemi_dev_team_n_pes(src_team) < 0 || gshmemi_dev_team_n_pes(dest_team) < 0) return -1;
     gshmemi_team_dev_t s = gshmemi_team_get(src_team, __func__), d = gshmemi_team_get(dest_team, __func__);
     if (src_pe < 0 || src_pe >= s.size) return -1;
     int w = s.start + src_pe * s.stride - d.start;
