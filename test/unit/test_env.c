@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "runtime/env.h"
+#include "gshmem/types.h"
 #include "runtime/log.h"
 
 static const char *fake_names[8], *fake_values[8];
@@ -44,6 +45,11 @@ static void test_defaults(void **state)
     assert_int_equal(env.RANK, -1);
     assert_string_equal(env.BOOTSTRAP_UID, "");
     assert_true(env.BOOTSTRAP_TIMEOUT == 120.0);
+    assert_int_equal(env.COLL_PROTO, GSHMEMI_PROTO_AUTO);
+    assert_int_equal(env.COLL_LL_MAX, 64 << 10);
+    assert_int_equal(env.COLL_SIMPLE_MAX, 1 << 20);
+    assert_int_equal(env.MAX_TEAMS, 32);
+    assert_int_equal(env.BARRIER_RADIX, 32);
 }
 
 static void test_sizes(void **state)
@@ -81,7 +87,9 @@ static void test_values(void **state)
     fake_set("GSHMEM_RANK", "3");
     fake_set("GSHMEM_BOOTSTRAP_TIMEOUT", "2.5");
     fake_set("GSHMEM_BOOTSTRAP_UID", "abcd");
+    fake_set("GSHMEM_COLL_PROTO", "Simple");
     assert_int_equal(gshmemi_env_load(fake_get, &env), GSHMEMI_OK);
+    assert_int_equal(env.COLL_PROTO, GSHMEMI_PROTO_SIMPLE);
     assert_int_equal(env.SYMMETRIC_SIZE, 512ull << 20);
     assert_int_equal(env.BOOTSTRAP, GSHMEMI_BOOTSTRAP_PMIX);
     assert_int_equal(env.DEBUG, GSHMEMI_LOG_TRACE);
@@ -96,6 +104,8 @@ static void test_malformed(void **state)
         {"GSHMEM_SYMMETRIC_SIZE", "lots"}, {"GSHMEM_BOOTSTRAP", "mpi"},   {"GSHMEM_DEBUG", "loud"},
         {"GSHMEM_RANK", "1.5"},           {"GSHMEM_RANK", "99999999999"}, {"GSHMEM_BOOTSTRAP_TIMEOUT", "0"},
         {"GSHMEM_BOOTSTRAP_TIMEOUT", "x"}, {"GSHMEM_DEVICE", ""},
+        /* LL128 has a protocol number but no implementation: refused, not silently replaced */
+        {"GSHMEM_COLL_PROTO", "ll128"},    {"GSHMEM_COLL_LL_MAX", "big"},
     };
     (void)state;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
