@@ -154,7 +154,7 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
     } else {
         size_t moved = a->kind == GSHMEMI_COLL_FCOLLECT || a->kind == GSHMEMI_COLL_ALLTOALL ? t->size * blk : blk;
         size_t want = (moved + DIRECT_SLICE_BYTES - 1) / DIRECT_SLICE_BYTES;
-        int most = gshmemi_env.COLL_CTAS < 1 ? 1 : gshmemi_env.COLL_CTAS > GSHMEMI_COLL_SLICES ? GSHMEMI_COLL_SLICES : gshmemi_env.COLL_CTAS;
+        int most = gshmemi_env.COLL_CTAS; /* 1..GSHMEMI_COLL_SLICES, checked at init */
         slices = want < 1 ? 1 : want > (size_t)most ? most : (int)want;
         if (a->kind == GSHMEMI_COLL_COLLECT || a->kind == GSHMEMI_COLL_ALLTOALLS) slices = most; /* sizes differ per PE */
         threads = DIRECT_THREADS;

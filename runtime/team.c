@@ -16,9 +16,7 @@
 /* Fewest flag words rounds*(k-1) must fit a slice's barrier area; lower the radix until they do. */
 static int team_radix(int size)
 {
-    int k = gshmemi_env.BARRIER_RADIX;
-    if (k < 2) k = 2;
-    if (k > 32) k = 32;
+    int k = gshmemi_env.BARRIER_RADIX; /* 2..32, checked at init */
     if (k > size) k = size < 2 ? 2 : size;
     for (;; k--) {
         int words = 0;
@@ -114,6 +112,14 @@ int gshmemi_teams_init(void)
     st->max_teams = gshmemi_env.MAX_TEAMS;
     if (st->max_teams < FIRST_USER_TEAM || st->max_teams > 64) {
         GSHMEMI_ERROR("team", "GSHMEM_MAX_TEAMS=%d is outside 4..64", st->max_teams);
+        return GSHMEMI_ERR_INVALID;
+    }
+    if (gshmemi_env.BARRIER_RADIX < 2 || gshmemi_env.BARRIER_RADIX > 32) {
+        GSHMEMI_ERROR("team", "GSHMEM_BARRIER_RADIX=%d is outside 2..32", gshmemi_env.BARRIER_RADIX);
+        return GSHMEMI_ERR_INVALID;
+    }
+    if (gshmemi_env.COLL_CTAS < 1 || gshmemi_env.COLL_CTAS > GSHMEMI_COLL_SLICES) {
+        GSHMEMI_ERROR("team", "GSHMEM_COLL_CTAS=%d is outside 1..%d", gshmemi_env.COLL_CTAS, GSHMEMI_COLL_SLICES);
         return GSHMEMI_ERR_INVALID;
     }
     st->psync_slot = slot_bytes(st->n_pes);
