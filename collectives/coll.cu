@@ -19,11 +19,16 @@ typedef void (*coll_kernel_t)(gshmemi_team_dev_t, gshmemi_coll_args_t);
 
 /* The kernel of (element kind, operator); NULL for pairs OpenSHMEM does not define (bitwise ops
  * on floating point). */
+template <typename T> static coll_kernel_t minmax_kernel_of(int op)
+{
+    return op == GSHMEMI_OP_MIN ? coll_kernel<GSHMEMI_OP_MIN, T> : op == GSHMEMI_OP_MAX ? coll_kernel<GSHMEMI_OP_MAX, T> : NULL;
+}
+
 template <typename T> static coll_kernel_t reduce_kernel_of(int op)
 {
     switch (op) {
-    case GSHMEMI_OP_MIN: return coll_kernel<GSHMEMI_OP_MIN, T>;
-    case GSHMEMI_OP_MAX: return coll_kernel<GSHMEMI_OP_MAX, T>;
+    case GSHMEMI_OP_MIN:
+    case GSHMEMI_OP_MAX: return minmax_kernel_of<T>(op);
     case GSHMEMI_OP_SUM: return coll_kernel<GSHMEMI_OP_SUM, T>;
     case GSHMEMI_OP_PROD: return coll_kernel<GSHMEMI_OP_PROD, T>;
     default: break;
@@ -37,11 +42,6 @@ template <typename T> static coll_kernel_t reduce_kernel_of(int op)
         }
     }
     return NULL;
-}
-
-template <typename T> static coll_kernel_t minmax_kernel_of(int op)
-{
-    return op == GSHMEMI_OP_MIN ? coll_kernel<GSHMEMI_OP_MIN, T> : op == GSHMEMI_OP_MAX ? coll_kernel<GSHMEMI_OP_MAX, T> : NULL;
 }
 
 static coll_kernel_t kernel_of(int kind, int dtype, int op)
@@ -104,15 +104,11 @@ static void coll_extents(const gshmemi_coll_args_t *a, int n, size_t *dbytes, si
 extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op,
                                    cudaStream_t stream)
 {
-    const gshmemi_team_dev_t *t = gshmemi_team_lookup(team, routine);
+    const gshmemi_team_dev_t *t = gshmemi_team_member(team, routine);
     size_t dbytes, sbytes, blk = a->nelems * a->es;
     int slices, threads;
 
     if (!t) return GSHMEMI_ERR_INVALID;
-    if (t->my_idx < 0) {
-        GSHMEMI_ERROR("coll", "%s: this PE is not a member of team %d", routine, team);
-        return GSHMEMI_ERR_INVALID;
-    }
     if (a->kind == GSHMEMI_COLL_BROADCAST && (a->root < 0 || a->root >= t->size)) {
         GSHMEMI_ERROR("coll", "%s: PE_root %d is outside the team (0..%d)", routine, a->root, t->size - 1);
         return GSHMEMI_ERR_INVALID;
@@ -159,29 +155,23 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
         if (a->kind == GSHMEMI_COLL_COLLECT || a->kind == GSHMEMI_COLL_ALLTOALLS) slices = most; /* sizes differ per PE */
         threads = DIRECT_THREADS;
     }
-    if (slices < 1) slices = 1;
     k<<<slices, threads, 0, stream>>>(*t, *a);
     GSHMEMI_CUDACHECK(cudaGetLastError());
     return GSHMEMI_OK;
 }
 
-static __global__ void barrier_kernel(gshmemi_team_dev_t t, int fence)
+static __global__ void barrier_kernel(gshmemi_team_dev_t t)
 {
     /* One warp: its lanes signal and watch the peers of a round in parallel. Work enqueued before
-     * this kernel is complete when it starts, so no fence is needed even for a barrier. */
-    (void)fence;
+     * this kernel is complete when it starts, so barrier and sync are the same kernel. */
     gshmemi_team_barrier_slice(t, 0, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_WARP);
 }
 
-extern "C" int gshmemi_launch_barrier(shmem_team_t team, int fence, cudaStream_t stream, const char *routine)
+extern "C" int gshmemi_launch_barrier(shmem_team_t team, cudaStream_t stream, const char *routine)
 {
-    const gshmemi_team_dev_t *t = gshmemi_team_lookup(team, routine);
+    const gshmemi_team_dev_t *t = gshmemi_team_member(team, routine);
     if (!t) return GSHMEMI_ERR_INVALID;
-    if (t->my_idx < 0) {
-        GSHMEMI_ERROR("coll", "%s: this PE is not a member of team %d", routine, team);
-        return GSHMEMI_ERR_INVALID;
-    }
-    barrier_kernel<<<1, 32, 0, stream>>>(*t, fence);
+    barrier_kernel<<<1, 32, 0, stream>>>(*t);
     GSHMEMI_CUDACHECK(cudaGetLastError());
     return GSHMEMI_OK;
 }

@@ -38,30 +38,30 @@ int gshmemi_coll_stream(const char *routine, shmem_team_t team, gshmemi_coll_arg
     return gshmemi_coll_launch(routine, team, a, dtype, op, (cudaStream_t)stream) == GSHMEMI_OK ? 0 : -1;
 }
 
-int gshmemi_host_barrier(shmem_team_t team, int fence, const char *routine)
+int gshmemi_host_barrier(shmem_team_t team, const char *routine)
 {
     if (!gshmemi_state.initialized) {
         GSHMEMI_ERROR("coll", "%s called before shmem_init", routine);
         return -1;
     }
     /* barrier: host-initiated RMA completes on the runtime stream, which the barrier follows */
-    return finish(routine, gshmemi_launch_barrier(team, fence, gshmemi_state.stream, routine));
+    return finish(routine, gshmemi_launch_barrier(team, gshmemi_state.stream, routine));
 }
 
 void shmemx_barrier_on_stream(shmem_team_t team, struct CUstream_st *stream)
 {
     if (!gshmemi_state.initialized) GSHMEMI_ERROR("coll", "shmemx_barrier_on_stream called before shmem_init");
-    else gshmemi_launch_barrier(team, 1, (cudaStream_t)stream, "shmemx_barrier_on_stream");
+    else gshmemi_launch_barrier(team, (cudaStream_t)stream, "shmemx_barrier_on_stream");
 }
 
 void shmemx_sync_on_stream(shmem_team_t team, struct CUstream_st *stream)
 {
     if (!gshmemi_state.initialized) GSHMEMI_ERROR("coll", "shmemx_sync_on_stream called before shmem_init");
-    else gshmemi_launch_barrier(team, 0, (cudaStream_t)stream, "shmemx_sync_on_stream");
+    else gshmemi_launch_barrier(team, (cudaStream_t)stream, "shmemx_sync_on_stream");
 }
 
 void shmemx_sync_all_on_stream(struct CUstream_st *stream) { shmemx_sync_on_stream(SHMEM_TEAM_WORLD, stream); }
 
-void shmem_barrier(shmem_team_t team) { gshmemi_host_barrier(team, 1, "shmem_barrier"); }
-void shmem_sync(shmem_team_t team) { gshmemi_host_barrier(team, 0, "shmem_sync"); }
-void shmem_sync_all(void) { gshmemi_host_barrier(SHMEM_TEAM_WORLD, 0, "shmem_sync_all"); }
+void shmem_barrier(shmem_team_t team) { gshmemi_host_barrier(team, "shmem_barrier"); }
+void shmem_sync(shmem_team_t team) { gshmemi_host_barrier(team, "shmem_sync"); }
+void shmem_sync_all(void) { gshmemi_host_barrier(SHMEM_TEAM_WORLD, "shmem_sync_all"); }

@@ -82,7 +82,7 @@ GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int sli
     gshmemi_scope_sync(scope); /* the next step's peek must see it */
 }
 
-GSHMEMI_DEV void gshmemi_team_barrier_scope(shmem_team_t team, int scope, int fence, const char *routine)
+GSHMEMI_DEV void gshmemi_team_barrier_scope(shmem_team_t team, int scope, const char *routine)
 {
     gshmemi_team_dev_t t = gshmemi_team_get(team, routine);
     if (t.my_idx < 0) {
@@ -90,7 +90,6 @@ GSHMEMI_DEV void gshmemi_team_barrier_scope(shmem_team_t team, int scope, int fe
         __trap();
     }
     gshmemi_scope_sync(scope);
-    (void)fence; /* barrier and sync are one operation here (see gshmemi_team_barrier_slice) */
     gshmemi_team_barrier_slice(t, 0, gshmemi_scope_tid(scope), gshmemi_scope_size(scope), scope);
 }
 

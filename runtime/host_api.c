@@ -190,7 +190,7 @@ void gshmemi_host_quiet(void)
     if (err != cudaSuccess) GSHMEMI_ERROR("api", "shmem_quiet: %s", cudaGetErrorString(err));
 }
 
-void gshmemi_host_barrier_all(void) { gshmemi_host_barrier(SHMEM_TEAM_WORLD, 1, "shmem_barrier_all"); }
+void gshmemi_host_barrier_all(void) { gshmemi_host_barrier(SHMEM_TEAM_WORLD, "shmem_barrier_all"); }
 
 void shmemx_barrier_all_on_stream(struct CUstream_st *stream) { shmemx_barrier_on_stream(SHMEM_TEAM_WORLD, stream); }
 

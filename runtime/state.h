@@ -67,9 +67,12 @@ int gshmemi_teams_init(void);      /* pSync pool, counters, the predefined teams
 void gshmemi_teams_fini(void);
 /* The team's host descriptor, or NULL with a logged reason naming the routine. */
 const gshmemi_team_dev_t *gshmemi_team_lookup(shmem_team_t team, const char *routine);
+/* The same, and NULL with a logged reason when this PE is not a member. */
+const gshmemi_team_dev_t *gshmemi_team_member(shmem_team_t team, const char *routine);
 
 /* collectives/: launchers of the stream-ordered kernels. */
-int gshmemi_launch_barrier(shmem_team_t team, int fence, cudaStream_t stream, const char *routine);
+/* Barrier and sync are one kernel: its release signal already is the quiet a barrier needs. */
+int gshmemi_launch_barrier(shmem_team_t team, cudaStream_t stream, const char *routine);
 int gshmemi_launch_quiet(cudaStream_t stream);
 /* Checks the arguments of a collective, picks its protocol and slices, and enqueues it. */
 int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op,

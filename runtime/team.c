@@ -180,6 +180,16 @@ const gshmemi_team_dev_t *gshmemi_team_lookup(shmem_team_t team, const char *rou
     return &st->teams[team].dev;
 }
 
+const gshmemi_team_dev_t *gshmemi_team_member(shmem_team_t team, const char *routine)
+{
+    const gshmemi_team_dev_t *t = gshmemi_team_lookup(team, routine);
+    if (t && t->my_idx < 0) {
+        GSHMEMI_ERROR("team", "%s: this PE is not a member of team %d", routine, team);
+        return NULL;
+    }
+    return t;
+}
+
 int gshmemi_host_team_my_pe(shmem_team_t team)
 {
     gshmemi_state_t *st = &gshmemi_state;
@@ -254,7 +264,7 @@ static int team_create(shmem_team_t parent, int world_start, int world_stride, i
     }
     GSHMEMI_CHECK(team_fill(slot, world_start, world_stride, size));
     /* Nobody signals into the slot before every member has zeroed it. */
-    GSHMEMI_CHECK(gshmemi_launch_barrier(parent, 0, st->stream, routine));
+    GSHMEMI_CHECK(gshmemi_launch_barrier(parent, st->stream, routine));
     GSHMEMI_CUDACHECK(cudaStreamSynchronize(st->stream));
     if (st->teams[slot].in_use) *new_team = slot;
     return GSHMEMI_OK;
@@ -263,7 +273,7 @@ static int team_create(shmem_team_t parent, int world_start, int world_stride, i
 int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size, const shmem_team_config_t *config,
                              long config_mask, shmem_team_t *new_team)
 {
-    const gshmemi_team_dev_t *p = gshmemi_team_lookup(parent_team, "shmem_team_split_strided");
+    const gshmemi_team_dev_t *p = gshmemi_team_member(parent_team, "shmem_team_split_strided (parent_team)");
     (void)config;
     (void)config_mask;
     if (!new_team) {
@@ -272,10 +282,6 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
     }
     *new_team = SHMEM_TEAM_INVALID;
     if (!p) return -1;
-    if (p->my_idx < 0) {
-        GSHMEMI_ERROR("team", "shmem_team_split_strided: this PE is not a member of the parent team %d", parent_team);
-        return -1;
-    }
     /* The same checks on every PE of the parent, so a bad call fails everywhere without a hang. */
     if (size < 1 || size > p->size) {
         GSHMEMI_ERROR("team", "shmem_team_split_strided: size %d outside 1..%d (the parent's size)", size, p->size);
@@ -303,7 +309,7 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
                         shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config, long yaxis_mask,
                         shmem_team_t *yaxis_team)
 {
-    const gshmemi_team_dev_t *p = gshmemi_team_lookup(parent_team, "shmem_team_split_2d");
+    const gshmemi_team_dev_t *p = gshmemi_team_member(parent_team, "shmem_team_split_2d (parent_team)");
     (void)xaxis_config, (void)xaxis_mask, (void)yaxis_config, (void)yaxis_mask;
     if (!xaxis_team || !yaxis_team) {
         GSHMEMI_ERROR("team", "shmem_team_split_2d: xaxis_team or yaxis_team is NULL");
@@ -311,10 +317,6 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
     }
     *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
     if (!p) return -1;
-    if (p->my_idx < 0) {
-        GSHMEMI_ERROR("team", "shmem_team_split_2d: this PE is not a member of the parent team %d", parent_team);
-        return -1;
-    }
     if (xrange < 1) {
         GSHMEMI_ERROR("team", "shmem_team_split_2d: xrange %d must be positive", xrange);
         return -1;

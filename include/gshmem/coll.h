@@ -42,8 +42,8 @@ int gshmemi_host_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team
 void shmemx_barrier_on_stream(shmem_team_t team, struct CUstream_st *stream);
 void shmemx_sync_on_stream(shmem_team_t team, struct CUstream_st *stream);
 void shmemx_sync_all_on_stream(struct CUstream_st *stream);
-/* Host sides of barrier/sync. */
-int gshmemi_host_barrier(shmem_team_t team, int fence, const char *routine);
+/* Host side of barrier/sync (one operation over P2P: see device/team.cuh). */
+int gshmemi_host_barrier(shmem_team_t team, const char *routine);
 
 /* One collective call; kind is GSHMEMI_COLL_*, dtype/op only matter for reductions. */
 int gshmemi_coll_host(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op);

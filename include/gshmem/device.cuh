@@ -37,25 +37,25 @@ GSHMEMI_HD void shmem_fence(void) { GSHMEMI_HOSTDEV_BRANCH(gshmemi_fence(), gshm
  * whole group). barrier = quiet + sync. */
 GSHMEMI_HD void shmem_barrier_all(void)
 {
-    GSHMEMI_HOSTDEV_BRANCH(gshmemi_team_barrier_scope(SHMEM_TEAM_WORLD, GSHMEMI_SCOPE_THREAD, 1, "shmem_barrier_all"),
+    GSHMEMI_HOSTDEV_BRANCH(gshmemi_team_barrier_scope(SHMEM_TEAM_WORLD, GSHMEMI_SCOPE_THREAD, "shmem_barrier_all"),
                            gshmemi_host_barrier_all());
 }
 GSHMEMI_HD void shmem_barrier(shmem_team_t team)
 {
-    GSHMEMI_HOSTDEV_BRANCH(gshmemi_team_barrier_scope(team, GSHMEMI_SCOPE_THREAD, 1, "shmem_barrier"),
-                           gshmemi_host_barrier(team, 1, "shmem_barrier"));
+    GSHMEMI_HOSTDEV_BRANCH(gshmemi_team_barrier_scope(team, GSHMEMI_SCOPE_THREAD, "shmem_barrier"),
+                           gshmemi_host_barrier(team, "shmem_barrier"));
 }
 GSHMEMI_HD void shmem_sync(shmem_team_t team)
 {
-    GSHMEMI_HOSTDEV_BRANCH(gshmemi_team_barrier_scope(team, GSHMEMI_SCOPE_THREAD, 0, "shmem_sync"),
-                           gshmemi_host_barrier(team, 0, "shmem_sync"));
+    GSHMEMI_HOSTDEV_BRANCH(gshmemi_team_barrier_scope(team, GSHMEMI_SCOPE_THREAD, "shmem_sync"),
+                           gshmemi_host_barrier(team, "shmem_sync"));
 }
 GSHMEMI_HD void shmem_sync_all(void) { shmem_sync(SHMEM_TEAM_WORLD); }
 #define GSHMEMI_DEFINE_BARRIER_SCOPE(sfx, SCOPE)                                                                     \
-    GSHMEMI_D void shmemx_barrier_all##sfx(void) { gshmemi_team_barrier_scope(SHMEM_TEAM_WORLD, SCOPE, 1, __func__); } \
-    GSHMEMI_D void shmemx_barrier##sfx(shmem_team_t team) { gshmemi_team_barrier_scope(team, SCOPE, 1, __func__); }     \
-    GSHMEMI_D void shmemx_sync##sfx(shmem_team_t team) { gshmemi_team_barrier_scope(team, SCOPE, 0, __func__); }        \
-    GSHMEMI_D void shmemx_sync_all##sfx(void) { gshmemi_team_barrier_scope(SHMEM_TEAM_WORLD, SCOPE, 0, __func__); }
+    GSHMEMI_D void shmemx_barrier_all##sfx(void) { gshmemi_team_barrier_scope(SHMEM_TEAM_WORLD, SCOPE, __func__); } \
+    GSHMEMI_D void shmemx_barrier##sfx(shmem_team_t team) { gshmemi_team_barrier_scope(team, SCOPE, __func__); }     \
+    GSHMEMI_D void shmemx_sync##sfx(shmem_team_t team) { gshmemi_team_barrier_scope(team, SCOPE, __func__); }        \
+    GSHMEMI_D void shmemx_sync_all##sfx(void) { gshmemi_team_barrier_scope(SHMEM_TEAM_WORLD, SCOPE, __func__); }
 GSHMEMI_DEFINE_BARRIER_SCOPE(_warp, GSHMEMI_SCOPE_WARP)
 GSHMEMI_DEFINE_BARRIER_SCOPE(_block, GSHMEMI_SCOPE_BLOCK)
 #undef GSHMEMI_DEFINE_BARRIER_SCOPE
