@@ -12,6 +12,7 @@ static_assert(GSHMEMI_LL_SLICE_DATA / 8 == LL_THREADS, "one LL line per thread")
 
 template <int OP, typename T> static __global__ void __launch_bounds__(DIRECT_THREADS) coll_kernel(gshmemi_team_dev_t t, gshmemi_coll_args_t a)
 {
+    gshmemi_pdl_enter();
     gshmemi_coll_slice<OP, T>(t, a, blockIdx.x, gridDim.x, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_BLOCK);
 }
 
@@ -101,6 +102,25 @@ static void coll_extents(const gshmemi_coll_args_t *a, int n, size_t *dbytes, si
     }
 }
 
+/* Every on-stream kernel goes through here. With GSHMEM_COLL_PDL=1 it may launch while the
+ * previous kernel of the stream finishes (programmatic dependent launch); the kernel's first act
+ * is to wait for that kernel's completion and memory (gshmemi_pdl_enter). */
+template <typename... Args>
+static int launch(void (*k)(Args...), int blocks, int threads, cudaStream_t stream, Args... args)
+{
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    cfg.gridDim = dim3(blocks);
+    cfg.blockDim = dim3(threads);
+    cfg.stream = stream;
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = gshmemi_env.COLL_PDL ? 1 : 0;
+    GSHMEMI_CUDACHECK(cudaLaunchKernelEx(&cfg, k, args...));
+    return GSHMEMI_OK;
+}
+
 extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op,
                                    cudaStream_t stream)
 {
@@ -136,34 +156,31 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
     }
 
     /* the protocol: the device rule, decided here once for all slices */
-    const gshmemi_device_state_t *ds = &gshmemi_state.dstate;
-    a->proto = gshmemi_pick_proto(a->kind, blk, ds->coll_proto, ds->coll_ll_max, ds->coll_simple_max, t->simple_slices > 0);
+    a->proto = gshmemi_pick_proto(a->kind, blk, gshmemi_proto_rule_of(&gshmemi_state.dstate, t));
 
-    if (a->proto == GSHMEMI_PROTO_SIMPLE) {
-        size_t chunks = (blk + GSHMEMI_SIMPLE_CHUNK - 1) / GSHMEMI_SIMPLE_CHUNK;
-        slices = chunks < (size_t)t->simple_slices ? (int)chunks : t->simple_slices;
-        threads = DIRECT_THREADS;
-    } else if (a->proto == GSHMEMI_PROTO_LL) {
-        size_t chunks = (blk + GSHMEMI_LL_SLICE_DATA - 1) / GSHMEMI_LL_SLICE_DATA;
-        slices = chunks < (size_t)t->ll_slices ? (int)chunks : t->ll_slices;
-        threads = LL_THREADS;
-    } else {
+    if (a->proto == GSHMEMI_PROTO_DIRECT) {
         size_t moved = a->kind == GSHMEMI_COLL_FCOLLECT || a->kind == GSHMEMI_COLL_ALLTOALL ? t->size * blk : blk;
         size_t want = (moved + DIRECT_SLICE_BYTES - 1) / DIRECT_SLICE_BYTES;
         int most = gshmemi_env.COLL_CTAS; /* 1..GSHMEMI_COLL_SLICES, checked at init */
         slices = want < 1 ? 1 : want > (size_t)most ? most : (int)want;
         if (a->kind == GSHMEMI_COLL_COLLECT || a->kind == GSHMEMI_COLL_ALLTOALLS) slices = most; /* sizes differ per PE */
         threads = DIRECT_THREADS;
+    } else { /* a buffer's worth per slice and step */
+        size_t per = a->proto == GSHMEMI_PROTO_LL ? GSHMEMI_LL_SLICE_DATA
+                     : a->proto == GSHMEMI_PROTO_LL128 ? GSHMEMI_LL128_SLICE_DATA : GSHMEMI_SIMPLE_CHUNK;
+        size_t chunks = (blk + per - 1) / per;
+        int most = gshmemi_proto_slices(t, a->proto);
+        slices = chunks < (size_t)most ? (int)chunks : most;
+        threads = a->proto == GSHMEMI_PROTO_LL ? LL_THREADS : DIRECT_THREADS;
     }
-    k<<<slices, threads, 0, stream>>>(*t, *a);
-    GSHMEMI_CUDACHECK(cudaGetLastError());
-    return GSHMEMI_OK;
+    return launch(k, slices, threads, stream, *t, *a);
 }
 
 static __global__ void barrier_kernel(gshmemi_team_dev_t t)
 {
     /* One warp: its lanes signal and watch the peers of a round in parallel. Work enqueued before
      * this kernel is complete when it starts, so barrier and sync are the same kernel. */
+    gshmemi_pdl_enter();
     gshmemi_team_barrier_slice(t, 0, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_WARP);
 }
 
@@ -171,9 +188,7 @@ extern "C" int gshmemi_launch_barrier(shmem_team_t team, cudaStream_t stream, co
 {
     const gshmemi_team_dev_t *t = gshmemi_team_member(team, routine);
     if (!t) return GSHMEMI_ERR_INVALID;
-    barrier_kernel<<<1, 32, 0, stream>>>(*t);
-    GSHMEMI_CUDACHECK(cudaGetLastError());
-    return GSHMEMI_OK;
+    return launch(barrier_kernel, 1, 32, stream, *t);
 }
 
 static __global__ void quiet_kernel(void) { __threadfence_system(); }

@@ -202,6 +202,132 @@ GSHMEMI_DEV void gshmemi_ll_step(const gshmemi_team_dev_t &t, const gshmemi_coll
     if (a.kind == GSHMEMI_COLL_BROADCAST) gshmemi_bcast_ack(t, a.root, slice, q, tid, nt, scope);
 }
 
+/* ---- LL128 ---- */
+/* A 128-byte line is stored by 8 lanes of one warp, 16 bytes each, in one instruction; over
+ * NVLink the line travels as one write, so a reader whose (equally warp-wide) load sees the flag
+ * in the last 8 bytes sees the 120 data bytes with it. Lane g of a line's group holds data bytes
+ * [16g, 16g + 16), the last lane 8 data bytes and the flag (the step's sequence number). Needs
+ * whole warps (a thread alone cannot store a line at once): thread-scope calls use LL. */
+#define GSHMEMI_LL128_LINES (GSHMEMI_LL128_SLICE_BYTES / 128)
+
+GSHMEMI_DEV char *gshmemi_ll128_buf(const gshmemi_team_dev_t &t, uint64_t q, int slice, int from)
+{
+    return t.ll128 + ((((size_t)(q & 1) * t.ll128_slices + slice) * t.size + from) * GSHMEMI_LL128_SLICE_BYTES);
+}
+
+/* This lane's part of a line: its 16 bytes in the buffer, its data bytes in the chunk. */
+struct gshmemi_ll128_lane {
+    size_t line_off; /* in the buffer */
+    size_t data_off; /* in the chunk */
+    unsigned nb;     /* data bytes this lane carries (0..16; the flag lane at most 8) */
+    bool active;     /* the line holds data: all 8 of its lanes store and load it */
+    bool flag_lane;
+};
+GSHMEMI_DEV gshmemi_ll128_lane gshmemi_ll128_lane_of(size_t line, unsigned g, size_t len)
+{
+    gshmemi_ll128_lane l;
+    l.line_off = line * 128 + 16 * g;
+    l.data_off = line * 120 + 16 * g;
+    l.active = line * 120 < len;
+    l.flag_lane = g == 7;
+    size_t room = l.data_off < len ? len - l.data_off : 0;
+    unsigned cap = l.flag_lane ? 8 : 16;
+    l.nb = room < cap ? (unsigned)room : cap;
+    return l;
+}
+/* The lane's two words from a chunk at p (bytes past the chunk's end read as 0). */
+GSHMEMI_DEV void gshmemi_ll128_gather(const gshmemi_ll128_lane &l, const char *p, uint64_t &lo, uint64_t &hi)
+{
+    lo = gshmemi_load8(p + l.data_off, l.nb < 8 ? l.nb : 8);
+    hi = l.nb > 8 ? gshmemi_load8(p + l.data_off + 8, l.nb - 8) : 0;
+}
+GSHMEMI_DEV void gshmemi_ll128_scatter(const gshmemi_ll128_lane &l, char *p, uint64_t lo, uint64_t hi)
+{
+    if (l.nb == 16 && ((uintptr_t)(p + l.data_off) & 15) == 0) {
+        *(int4 *)(p + l.data_off) = make_int4((int)lo, (int)(lo >> 32), (int)hi, (int)(hi >> 32));
+        return;
+    }
+    gshmemi_store8(p + l.data_off, lo, l.nb < 8 ? l.nb : 8);
+    if (l.nb > 8) gshmemi_store8(p + l.data_off + 8, hi, l.nb - 8);
+}
+GSHMEMI_DEV void gshmemi_ll128_put(const gshmemi_ll128_lane &l, char *buf, uint64_t lo, uint64_t hi, uint64_t flag)
+{
+    if (l.active)
+        asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(buf + l.line_off), "l"(lo), "l"(l.flag_lane ? flag : hi)
+                     : "memory");
+}
+/* Warp-collective: every lane of the warp calls it; returns when all active lines of the warp's
+ * load carry the flag. */
+GSHMEMI_DEV void gshmemi_ll128_get(const gshmemi_ll128_lane &l, const char *buf, uint64_t flag, int from_pe, uint64_t &lo,
+                                   uint64_t &hi)
+{
+    uint64_t start = 0;
+    uint32_t spins = 0;
+    for (;;) {
+        if (l.active)
+            asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(buf + l.line_off) : "memory");
+        if (__all_sync(0xffffffffu, !l.active || !l.flag_lane || hi == flag)) return;
+        gshmemi_wait_check(&start, &spins, "LL128 collective", buf + l.line_off, from_pe);
+    }
+}
+
+/* One LL128 step of a slice, shaped like gshmemi_ll_step: every lane sends its part of every
+ * line to every receiver first, then receives, so the whole step is one flight. The lane that
+ * sends a line's bytes is the one that receives and writes them (in-place reduce is safe). */
+template <int OP, typename T>
+GSHMEMI_DEV void gshmemi_ll128_step(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, size_t off,
+                                    size_t len, unsigned tid, unsigned nt, int scope)
+{
+    const int n = t.size, me = t.my_idx;
+    const size_t blk = a.nelems * a.es, nlines = (len + 119) / 120;
+    const int per_dest = a.kind == GSHMEMI_COLL_ALLTOALL || a.kind == GSHMEMI_COLL_REDUCESCATTER;
+    const int bcast = a.kind == GSHMEMI_COLL_BROADCAST;
+    const char *src = (const char *)a.src;
+    char *dst = (char *)a.dest;
+    const unsigned g = tid & 7, first = (tid >> 5) * 4 + ((tid & 31) >> 3), step = (nt >> 5) * 4;
+    uint64_t q = gshmemi_team_next_seq(t, slice, tid, scope);
+
+    /* the loop bounds are warp-uniform: every lane of a warp takes the same trips */
+    if (!bcast || me == a.root)
+        for (size_t base = first & ~3u; base < nlines; base += step) {
+            gshmemi_ll128_lane l = gshmemi_ll128_lane_of(base + (first & 3), g, len);
+            for (int i = 1; i < n; i++) {
+                int to = (me + i) % n;
+                uint64_t lo, hi;
+                gshmemi_ll128_gather(l, src + (per_dest ? (size_t)to * blk : 0) + off, lo, hi);
+                gshmemi_ll128_put(l, (char *)gshmemi_peer_ptr_raw(gshmemi_ll128_buf(t, q, slice, me), gshmemi_team_pe(t, to)), lo,
+                                  hi, q);
+            }
+        }
+    for (size_t base = first & ~3u; base < nlines; base += step) {
+        gshmemi_ll128_lane l = gshmemi_ll128_lane_of(base + (first & 3), g, len);
+        const char *own = src + (per_dest ? (size_t)me * blk : 0) + off;
+        uint64_t lo, hi;
+        if constexpr (OP >= 0) { /* reduce, reducescatter: member order, the same on every PE */
+            uint64_t alo = 0, ahi = 0;
+            for (int i = 0; i < n; i++) {
+                if (i == me) gshmemi_ll128_gather(l, own, lo, hi);
+                else gshmemi_ll128_get(l, gshmemi_ll128_buf(t, q, slice, i), q, gshmemi_team_pe(t, i), lo, hi);
+                alo = i == 0 ? lo : gshmemi_redop_word<OP, T>(alo, lo);
+                ahi = i == 0 ? hi : gshmemi_redop_word<OP, T>(ahi, hi);
+            }
+            if (l.active) gshmemi_ll128_scatter(l, dst + off, alo, ahi);
+        } else if (bcast) {
+            if (me == a.root) gshmemi_ll128_gather(l, own, lo, hi);
+            else gshmemi_ll128_get(l, gshmemi_ll128_buf(t, q, slice, a.root), q, gshmemi_team_pe(t, a.root), lo, hi);
+            if (l.active) gshmemi_ll128_scatter(l, dst + off, lo, hi);
+        } else { /* fcollect, alltoall */
+            for (int i = 0; i < n; i++) {
+                if (i == me) gshmemi_ll128_gather(l, own, lo, hi);
+                else gshmemi_ll128_get(l, gshmemi_ll128_buf(t, q, slice, i), q, gshmemi_team_pe(t, i), lo, hi);
+                if (l.active) gshmemi_ll128_scatter(l, dst + (size_t)i * blk + off, lo, hi);
+            }
+        }
+    }
+    gshmemi_scope_sync(scope);
+    if (bcast) gshmemi_bcast_ack(t, a.root, slice, q, tid, nt, scope);
+}
+
 /* ---- the reduction loop of DIRECT and SIMPLE ---- */
 /* out[0..bytes) = op over members m of in(m)[0..bytes), combined in member order; `outs(k)` for
  * k < nout names where the result goes (this PE only, or every member for a two-shot push).
@@ -411,8 +537,16 @@ GSHMEMI_DEV void gshmemi_direct_body(const gshmemi_team_dev_t &t, const gshmemi_
             gshmemi_direct_reduce<OP, T>(t, dst + lo, src + (size_t)me * blk + lo, hi - lo, 0, tid, nt);
         }
         break;
-    case -1: /* reduce, two-shot: this PE reduces its part and pushes it to every member */
+    case -1: /* reduce */
         if constexpr (OP >= 0) {
+            if (n == 2 && blk <= gshmemi_dstate.coll_oneshot_max) {
+                /* one-shot: each PE reads the other's whole source. Over 2 PEs that moves the
+                 * same bytes per link direction as two-shot, all of them as reads */
+                gshmemi_slice_range(blk, 16, slice, nslices, &lo, &hi);
+                gshmemi_direct_reduce<OP, T>(t, dst + lo, src + lo, hi - lo, 0, tid, nt);
+                break;
+            }
+            /* two-shot: this PE reduces its part and pushes it to every member */
             size_t plo, phi;
             gshmemi_slice_range(blk, 16, me, n, &plo, &phi);
             gshmemi_slice_range(phi - plo, 16, slice, nslices, &lo, &hi);
@@ -450,6 +584,14 @@ GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_c
         }
         return;
     }
+    if (a.proto == GSHMEMI_PROTO_LL128) {
+        const size_t blk = a.nelems * a.es;
+        for (size_t off = (size_t)slice * GSHMEMI_LL128_SLICE_DATA; off < blk; off += (size_t)nslices * GSHMEMI_LL128_SLICE_DATA) {
+            size_t len = blk - off < GSHMEMI_LL128_SLICE_DATA ? blk - off : GSHMEMI_LL128_SLICE_DATA;
+            gshmemi_ll128_step<OP, T>(t, a, slice, off, len, tid, nt, scope);
+        }
+        return;
+    }
     if (a.proto == GSHMEMI_PROTO_LL) {
         /* chunks of one LL buffer, dealt round-robin to the slices */
         const size_t blk = a.nelems * a.es;
@@ -470,10 +612,12 @@ GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_c
 }
 
 /* The protocol rule of include/gshmem/coll.h with this module's settings. */
-GSHMEMI_DEV int gshmemi_coll_proto(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a)
+GSHMEMI_DEV int gshmemi_coll_proto(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int scope)
 {
-    return gshmemi_pick_proto(a.kind, a.nelems * a.es, gshmemi_dstate.coll_proto, gshmemi_dstate.coll_ll_max,
-                              gshmemi_dstate.coll_simple_max, t.simple_slices > 0);
+    int p = gshmemi_pick_proto(a.kind, a.nelems * a.es, gshmemi_proto_rule_of(&gshmemi_dstate, &t));
+    /* LL128 lines are stored by whole warps */
+    if (p == GSHMEMI_PROTO_LL128 && (scope == GSHMEMI_SCOPE_THREAD || gshmemi_scope_size(scope) % 32)) p = GSHMEMI_PROTO_LL;
+    return p;
 }
 
 /* A device call by one thread group (thread, warp or block scope): slice 0. */
@@ -482,7 +626,7 @@ GSHMEMI_DEV int gshmemi_coll_group(shmem_team_t team, gshmemi_coll_args_t a, int
 {
     gshmemi_team_dev_t t = gshmemi_team_get(team, routine);
     if (t.my_idx < 0) return -1;
-    a.proto = gshmemi_coll_proto(t, a);
+    a.proto = gshmemi_coll_proto(t, a, scope);
     gshmemi_scope_sync(scope);
     gshmemi_coll_slice<OP, T>(t, a, 0, 1, gshmemi_scope_tid(scope), gshmemi_scope_size(scope), scope);
     return 0;

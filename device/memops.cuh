@@ -33,6 +33,17 @@ GSHMEMI_DEV uint64_t gshmemi_globaltimer(void)
     return t;
 }
 
+/* Start of a kernel launched with programmatic dependent launch: wait for the previous kernel
+ * of the stream (its completion and memory), then let the next one launch, since every CTA of
+ * this one is resident by now. No-op for a plain launch. */
+GSHMEMI_DEV void gshmemi_pdl_enter(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 /* Loads of another PE's memory skip L1 (.cg): L1 is not coherent with remote writers. */
 GSHMEMI_DEV int4 gshmemi_ld_cg_v16(const int4 *p) { return __ldcg(p); }
 GSHMEMI_DEV uint64_t gshmemi_ld_cg_v8(const uint64_t *p) { return __ldcg((const unsigned long long *)p); }

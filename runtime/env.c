@@ -111,12 +111,12 @@ static int parse_bootstrap(const char *name, const char *text, gshmemi_env_boots
     return parse_choice(name, text, names, 3, out);
 }
 
-/* LL128 has a protocol number but no implementation yet, so it is not accepted. */
-static const char *const proto_names[] = {"auto", "ll", "simple", "direct"};
-static const int proto_values[] = {GSHMEMI_PROTO_AUTO, GSHMEMI_PROTO_LL, GSHMEMI_PROTO_SIMPLE, GSHMEMI_PROTO_DIRECT};
+static const char *const proto_names[] = {"auto", "ll", "ll128", "simple", "direct"};
+static const int proto_values[] = {GSHMEMI_PROTO_AUTO, GSHMEMI_PROTO_LL, GSHMEMI_PROTO_LL128, GSHMEMI_PROTO_SIMPLE,
+                                   GSHMEMI_PROTO_DIRECT};
 static int parse_proto(const char *name, const char *text, gshmemi_env_proto_t *out)
 {
-    int i, rc = parse_choice(name, text, proto_names, 4, &i);
+    int i, rc = parse_choice(name, text, proto_names, (int)(sizeof(proto_names) / sizeof(proto_names[0])), &i);
     if (rc == GSHMEMI_OK) *out = proto_values[i];
     return rc;
 }
@@ -167,7 +167,7 @@ static void format_bootstrap(char *buf, size_t n, gshmemi_env_bootstrap_t v)
 
 static void format_proto(char *buf, size_t n, gshmemi_env_proto_t v)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < (int)(sizeof(proto_values) / sizeof(proto_values[0])); i++)
         if (proto_values[i] == v) snprintf(buf, n, "%s", proto_names[i]);
 }
 

@@ -52,6 +52,12 @@ static size_t simple_flag_bytes(int size)
     return ((size_t)2 * GSHMEMI_SIMPLE_SLICES * size * 8 + 4095) / 4096 * 4096;
 }
 
+/* LL128 buffers, the world team's only, like SIMPLE's. */
+static size_t ll128_bytes(int size)
+{
+    return (size_t)2 * GSHMEMI_LL128_SLICES * size * GSHMEMI_LL128_SLICE_BYTES;
+}
+
 /* Fills slot `slot` as the team (world_start, world_stride, size), or clears it when this PE is
  * not a member; the device copy is updated too. */
 static int team_fill(int slot, int world_start, int world_stride, int size)
@@ -78,6 +84,12 @@ static int team_fill(int slot, int world_start, int world_stride, int size)
             h->dev.simple_flags = (uint64_t *)st->simple_pool;
             h->dev.simple = st->simple_pool + simple_flag_bytes(size);
             GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.simple_flags, 0, simple_flag_bytes(size), st->stream));
+        }
+        if (slot == SHMEM_TEAM_WORLD && st->ll128_pool) {
+            /* zeroed: a line's flag is a sequence number, never 0 */
+            h->dev.ll128_slices = GSHMEMI_LL128_SLICES;
+            h->dev.ll128 = st->ll128_pool;
+            GSHMEMI_CUDACHECK(cudaMemsetAsync(st->ll128_pool, 0, ll128_bytes(size), st->stream));
         }
         GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.barrier, 0, st->psync_slot, st->stream));
         GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.seq, 0, GSHMEMI_COLL_SLICES * sizeof(uint64_t), st->stream));
@@ -132,6 +144,10 @@ int gshmemi_teams_init(void)
         size_t bytes = simple_flag_bytes(st->n_pes) + (size_t)2 * GSHMEMI_SIMPLE_SLICES * st->n_pes * GSHMEMI_SIMPLE_CHUNK;
         GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, bytes, 4096, &off));
         st->simple_pool = st->heap.my_base + off;
+    }
+    if (gshmemi_env.COLL_LL128_MAX > 0) {
+        GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, ll128_bytes(st->n_pes), 4096, &off));
+        st->ll128_pool = st->heap.my_base + off;
     }
     GSHMEMI_CHECK(gshmemi_heap_ensure_backed(&st->heap, gshmemi_alloc_high_water(st->heap.alloc)));
     GSHMEMI_CUDACHECK(cudaMemset(st->team_scratch, 0, 256));

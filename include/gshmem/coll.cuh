@@ -49,8 +49,8 @@ template <int OP, typename T> GSHMEMI_DEV int gshmemi_coll_grid(shmem_team_t tea
 {
     gshmemi_team_dev_t t = gshmemi_team_get(team, routine);
     if (t.my_idx < 0) return -1;
-    a.proto = gshmemi_coll_proto(t, a);
-    int most = a.proto == GSHMEMI_PROTO_LL ? t.ll_slices : a.proto == GSHMEMI_PROTO_SIMPLE ? t.simple_slices : GSHMEMI_COLL_SLICES;
+    a.proto = gshmemi_coll_proto(t, a, GSHMEMI_SCOPE_BLOCK);
+    int most = gshmemi_proto_slices(&t, a.proto);
     int slices = (int)gridDim.x < most ? (int)gridDim.x : most;
     __syncthreads();
     if ((int)blockIdx.x < slices)

@@ -83,16 +83,50 @@ GSHMEMI_COLL_INLINE gshmemi_coll_args_t gshmemi_coll_args_strided(void *dest, co
 }
 
 /* The protocol of a collective, the same rule on the host (on-stream launches) and the device:
- * LL up to ll_max bytes per block, SIMPLE up to simple_max where the team has SIMPLE buffers,
- * DIRECT above (and always for collect and alltoalls, whose blocks are not one shape). */
-GSHMEMI_COLL_INLINE int gshmemi_pick_proto(int kind, size_t blk, int forced, size_t ll_max, size_t simple_max, int has_simple)
+ * LL up to ll_max bytes per block, then LL128 up to ll128_max and SIMPLE up to simple_max where
+ * the team has their buffers, DIRECT above (and always for collect and alltoalls, whose blocks
+ * are not one shape). A forced LL128 falls back to LL, a forced SIMPLE to DIRECT, on a team
+ * without the buffers. */
+typedef struct gshmemi_proto_rule {
+    int forced;               /* GSHMEMI_PROTO_*; AUTO: by size */
+    size_t ll_max, ll128_max, simple_max;
+    int has_ll128, has_simple;
+} gshmemi_proto_rule_t;
+
+GSHMEMI_COLL_INLINE int gshmemi_pick_proto(int kind, size_t blk, gshmemi_proto_rule_t r)
 {
     if (kind == GSHMEMI_COLL_COLLECT || kind == GSHMEMI_COLL_ALLTOALLS) return GSHMEMI_PROTO_DIRECT;
-    if (forced == GSHMEMI_PROTO_SIMPLE) return has_simple ? GSHMEMI_PROTO_SIMPLE : GSHMEMI_PROTO_DIRECT;
-    if (forced != GSHMEMI_PROTO_AUTO) return forced;
-    if (blk <= ll_max) return GSHMEMI_PROTO_LL;
-    if (has_simple && blk <= simple_max) return GSHMEMI_PROTO_SIMPLE;
+    if (r.forced == GSHMEMI_PROTO_SIMPLE) return r.has_simple ? GSHMEMI_PROTO_SIMPLE : GSHMEMI_PROTO_DIRECT;
+    if (r.forced == GSHMEMI_PROTO_LL128) return r.has_ll128 ? GSHMEMI_PROTO_LL128 : GSHMEMI_PROTO_LL;
+    if (r.forced != GSHMEMI_PROTO_AUTO) return r.forced;
+    if (blk <= r.ll_max) return GSHMEMI_PROTO_LL;
+    if (r.has_ll128 && blk <= r.ll128_max) return GSHMEMI_PROTO_LL128;
+    if (r.has_simple && blk <= r.simple_max) return GSHMEMI_PROTO_SIMPLE;
     return GSHMEMI_PROTO_DIRECT;
+}
+
+/* The rule of a team under the runtime's settings. */
+GSHMEMI_COLL_INLINE gshmemi_proto_rule_t gshmemi_proto_rule_of(const gshmemi_device_state_t *ds, const gshmemi_team_dev_t *t)
+{
+    gshmemi_proto_rule_t r;
+    r.forced = ds->coll_proto;
+    r.ll_max = ds->coll_ll_max;
+    r.ll128_max = ds->coll_ll128_max;
+    r.simple_max = ds->coll_simple_max;
+    r.has_ll128 = t->ll128_slices > 0;
+    r.has_simple = t->simple_slices > 0;
+    return r;
+}
+
+/* Slices a protocol can use on a team (buffers per slice, or pSync barrier words per slice). */
+GSHMEMI_COLL_INLINE int gshmemi_proto_slices(const gshmemi_team_dev_t *t, int proto)
+{
+    switch (proto) {
+    case GSHMEMI_PROTO_LL: return t->ll_slices;
+    case GSHMEMI_PROTO_LL128: return t->ll128_slices;
+    case GSHMEMI_PROTO_SIMPLE: return t->simple_slices;
+    default: return GSHMEMI_COLL_SLICES;
+    }
 }
 
 /* Data-movement collectives of one type: shmem_TYPE_* in C, shmemx_TYPE_*_on_stream everywhere.

@@ -142,6 +142,10 @@ enum { GSHMEMI_PROTO_AUTO = 0, GSHMEMI_PROTO_LL = 1, GSHMEMI_PROTO_LL128 = 2, GS
 #define GSHMEMI_LL_MAX_SLICES 16
 #define GSHMEMI_SIMPLE_SLICES 32            /* slices with SIMPLE buffers (teams that have them) */
 #define GSHMEMI_SIMPLE_CHUNK (32u << 10)    /* SIMPLE buffer per (parity, slice, source member) */
+/* LL128: 128-byte lines of 120 data bytes and an 8-byte flag (world team only, like SIMPLE). */
+#define GSHMEMI_LL128_SLICES GSHMEMI_COLL_SLICES
+#define GSHMEMI_LL128_SLICE_BYTES (16u << 10) /* per (parity, slice, source member): 128 lines */
+#define GSHMEMI_LL128_SLICE_DATA (GSHMEMI_LL128_SLICE_BYTES / 128 * 120)
 /* Byte offsets inside a slot: barrier words, the collect count word (a line of its own), the
  * broadcast acknowledgements ([slice][member] words), then LL (offset kept in the team). */
 #define GSHMEMI_PSYNC_COLLECT_OFF ((size_t)GSHMEMI_COLL_SLICES * GSHMEMI_BARRIER_WORDS * 8)
@@ -160,13 +164,15 @@ typedef struct gshmemi_team_dev {
     int simple_slices;   /* 0: no SIMPLE buffers (only the world team has them) */
     char *simple;        /* symmetric: [2][simple_slices][size][GSHMEMI_SIMPLE_CHUNK] */
     uint64_t *simple_flags; /* symmetric: [2][simple_slices][size] */
+    int ll128_slices;    /* 0: no LL128 buffers (only the world team has them) */
+    char *ll128;         /* symmetric: [2][ll128_slices][size][GSHMEMI_LL128_SLICE_BYTES] */
     uint64_t *seq;       /* this PE's sequence counters, [GSHMEMI_COLL_SLICES] (device memory) */
 } gshmemi_team_dev_t;
 
 /* One collective call, as the kernels see it. */
 typedef struct gshmemi_coll_args {
     int kind;           /* GSHMEMI_COLL_* */
-    int proto;          /* GSHMEMI_PROTO_LL or _DIRECT, resolved */
+    int proto;          /* GSHMEMI_PROTO_*, resolved (never AUTO) */
     int root;           /* broadcast: the root's index in the team */
     void *dest;
     const void *src;
@@ -193,6 +199,8 @@ typedef struct gshmemi_device_state {
     int coll_proto;              /* GSHMEM_COLL_PROTO: GSHMEMI_PROTO_* */
     size_t coll_ll_max;          /* GSHMEM_COLL_LL_MAX: largest block (bytes) sent by LL */
     size_t coll_simple_max;      /* GSHMEM_COLL_SIMPLE_MAX: largest block sent by SIMPLE */
+    size_t coll_ll128_max;       /* GSHMEM_COLL_LL128_MAX: largest block sent by LL128 */
+    size_t coll_oneshot_max;     /* GSHMEM_COLL_ONESHOT_MAX: largest 2-PE direct reduction done one-shot */
     uint64_t wait_timeout_ns;    /* device waits on other PEs trap after this long; 0 = never */
     char *peer_base_c[GSHMEMI_CONST_PEERS]; /* first PEs of peer_base, read through the constant cache */
 } gshmemi_device_state_t;

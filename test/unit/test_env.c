@@ -50,6 +50,8 @@ static void test_defaults(void **state)
     assert_int_equal(env.COLL_SIMPLE_MAX, 1 << 20);
     assert_int_equal(env.MAX_TEAMS, 32);
     assert_int_equal(env.BARRIER_RADIX, 32);
+    assert_int_equal(env.COLL_LL128_MAX, 512 << 10);
+    assert_int_equal(env.COLL_PDL, 1);
 }
 
 static void test_sizes(void **state)
@@ -96,6 +98,10 @@ static void test_values(void **state)
     assert_int_equal(env.RANK, 3);
     assert_true(env.BOOTSTRAP_TIMEOUT == 2.5);
     assert_string_equal(env.BOOTSTRAP_UID, "abcd");
+    fake_n = 0;
+    fake_set("GSHMEM_COLL_PROTO", "LL128");
+    assert_int_equal(gshmemi_env_load(fake_get, &env), GSHMEMI_OK);
+    assert_int_equal(env.COLL_PROTO, GSHMEMI_PROTO_LL128);
 }
 
 static void test_malformed(void **state)
@@ -104,8 +110,7 @@ static void test_malformed(void **state)
         {"GSHMEM_SYMMETRIC_SIZE", "lots"}, {"GSHMEM_BOOTSTRAP", "mpi"},   {"GSHMEM_DEBUG", "loud"},
         {"GSHMEM_RANK", "1.5"},           {"GSHMEM_RANK", "99999999999"}, {"GSHMEM_BOOTSTRAP_TIMEOUT", "0"},
         {"GSHMEM_BOOTSTRAP_TIMEOUT", "x"}, {"GSHMEM_DEVICE", ""},
-        /* LL128 has a protocol number but no implementation: refused, not silently replaced */
-        {"GSHMEM_COLL_PROTO", "ll128"},    {"GSHMEM_COLL_LL_MAX", "big"},
+        {"GSHMEM_COLL_PROTO", "ll256"},    {"GSHMEM_COLL_LL_MAX", "big"}, {"GSHMEM_COLL_PDL", "yes"},
     };
     (void)state;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
