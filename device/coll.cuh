@@ -409,64 +409,114 @@ GSHMEMI_DEV void gshmemi_direct_reduce(const gshmemi_team_dev_t &t, char *out, c
 }
 
 /* ---- SIMPLE ---- */
-/* Like LL, but bulk: the sender copies its payload into the receiver's SIMPLE buffer with plain
- * 16-byte stores, the group meets, and one release flag per receiver says the chunk is there; the
- * receiver reduces or copies from its own memory. No barrier, double-buffered by step parity as
- * LL is; only the world team has the buffers. */
-GSHMEMI_DEV char *gshmemi_simple_buf(const gshmemi_team_dev_t &t, uint64_t q, int slice, int from)
+/* Bulk and pipelined: each step the sender copies a chunk into a slot of the receiver's ring with
+ * plain 16-byte stores (NVLink writes, the fastest way across), the group meets, and a release
+ * flag says the step is there; the receiver reduces or copies out of its own memory and hands the
+ * slot back with a credit. A slice sends step k + 1 before it consumes step k, and a ring of
+ * GSHMEMI_SIMPLE_SLOTS slots lets a sender run that many steps ahead of the slowest receiver
+ * before it waits for a credit. Steps are counted per slice, SIMPLE only (every member runs the
+ * same steps), so flags and credits only grow. Only the world team has the buffers. */
+GSHMEMI_DEV char *gshmemi_simple_slot(const gshmemi_team_dev_t &t, uint64_t step, int slice, int from)
 {
-    return t.simple + ((((size_t)(q & 1) * t.simple_slices + slice) * t.size + from) * GSHMEMI_SIMPLE_CHUNK);
-}
-GSHMEMI_DEV uint64_t *gshmemi_simple_flag(const gshmemi_team_dev_t &t, uint64_t q, int slice, int from)
-{
-    return t.simple_flags + (((size_t)(q & 1) * t.simple_slices + slice) * t.size + from);
+    size_t slot = (size_t)((step - 1) % GSHMEMI_SIMPLE_SLOTS);
+    return t.simple + (((slot * t.simple_slices + slice) * t.size + from) * GSHMEMI_SIMPLE_CHUNK);
 }
 
-template <int OP, typename T>
-GSHMEMI_DEV void gshmemi_simple_step(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, size_t off,
-                                     size_t len, unsigned tid, unsigned nt, int scope)
+/* The source and destination of one chunk, for every kind. */
+struct gshmemi_simple_chunk {
+    size_t off, len;
+};
+
+/* Step `step`: wait until every receiver has freed the slot, put the chunk, flag it. */
+GSHMEMI_DEV void gshmemi_simple_send(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, uint64_t step,
+                                     gshmemi_simple_chunk c, unsigned tid, unsigned nt, int scope)
 {
     const int n = t.size, me = t.my_idx;
     const size_t blk = a.nelems * a.es;
     const int per_dest = a.kind == GSHMEMI_COLL_ALLTOALL || a.kind == GSHMEMI_COLL_REDUCESCATTER;
-    const int bcast = a.kind == GSHMEMI_COLL_BROADCAST, sends = !bcast || me == a.root;
-    const char *src = (const char *)a.src;
-    char *dst = (char *)a.dest;
-    uint64_t q = gshmemi_team_next_seq(t, slice, tid, scope);
-
-    if (sends)
-        for (int i = 1; i < n; i++) {
-            int to = (me + i) % n;
-            gshmemi_copy(gshmemi_peer_ptr_raw(gshmemi_simple_buf(t, q, slice, me), gshmemi_team_pe(t, to)),
-                         src + (per_dest ? (size_t)to * blk : 0) + off, len, tid, nt);
-        }
-    gshmemi_scope_sync(scope);
-    if (sends)
+    if (a.kind == GSHMEMI_COLL_BROADCAST && me != a.root) return;
+    if (step > GSHMEMI_SIMPLE_SLOTS)
         for (int i = 1 + (int)tid; i < n; i += (int)nt) {
             int to = (me + i) % n;
-            gshmemi_st_release_u64(gshmemi_peer_ptr_raw(gshmemi_simple_flag(t, q, slice, me), gshmemi_team_pe(t, to)), q);
+            uint64_t *f = t.simple_credit + (size_t)slice * n + to, start = 0;
+            uint32_t spins = 0;
+            while (gshmemi_ld_acquire_u64(f) < step - GSHMEMI_SIMPLE_SLOTS)
+                if (gshmemi_wait_expired(&start, &spins)) gshmemi_wait_report("SIMPLE collective (credit)", f, gshmemi_team_pe(t, to));
         }
+    gshmemi_scope_sync(scope);
+    for (int i = 1; i < n; i++) {
+        int to = (me + i) % n;
+        gshmemi_copy(gshmemi_peer_ptr_raw(gshmemi_simple_slot(t, step, slice, me), gshmemi_team_pe(t, to)),
+                     (const char *)a.src + (per_dest ? (size_t)to * blk : 0) + c.off, c.len, tid, nt);
+    }
+    gshmemi_scope_sync(scope);
+    for (int i = 1 + (int)tid; i < n; i += (int)nt) {
+        int to = (me + i) % n;
+        gshmemi_st_release_u64(gshmemi_peer_ptr_raw(t.simple_flags + (size_t)slice * n + me, gshmemi_team_pe(t, to)), step);
+    }
+}
+
+/* Step `step`: wait for the senders' flags, reduce or copy out of the slots, credit every member
+ * (all of them, so credits advance alike whoever sent: a broadcast's root waits on them too). */
+template <int OP, typename T>
+GSHMEMI_DEV void gshmemi_simple_recv(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, uint64_t step,
+                                     gshmemi_simple_chunk c, unsigned tid, unsigned nt, int scope)
+{
+    const int n = t.size, me = t.my_idx;
+    const size_t blk = a.nelems * a.es;
+    const int per_dest = a.kind == GSHMEMI_COLL_ALLTOALL || a.kind == GSHMEMI_COLL_REDUCESCATTER;
+    const int bcast = a.kind == GSHMEMI_COLL_BROADCAST;
+    char *dst = (char *)a.dest;
     for (int i = (int)tid; i < n; i += (int)nt) {
         if (i == me || (bcast && i != a.root)) continue;
-        uint64_t *f = gshmemi_simple_flag(t, q, slice, i), start = 0;
+        uint64_t *f = t.simple_flags + (size_t)slice * n + i, start = 0;
         uint32_t spins = 0;
-        while (gshmemi_ld_acquire_u64(f) < q) gshmemi_wait_check(&start, &spins, "SIMPLE collective", f, gshmemi_team_pe(t, i));
+        while (gshmemi_ld_acquire_u64(f) < step)
+            if (gshmemi_wait_expired(&start, &spins)) gshmemi_wait_report("SIMPLE collective", f, gshmemi_team_pe(t, i));
     }
     gshmemi_scope_sync(scope);
-
-    const char *own = src + (per_dest ? (size_t)me * blk : 0) + off;
+    const char *own = (const char *)a.src + (per_dest ? (size_t)me * blk : 0) + c.off;
     if constexpr (OP >= 0) {
         gshmemi_reduce_loop<OP, T>(
-            n, [&](int m) { return m == me ? own : (const char *)gshmemi_simple_buf(t, q, slice, m); }, 1,
-            [&](int) { return dst + off; }, len, tid, nt);
+            n, [&](int m) { return m == me ? own : (const char *)gshmemi_simple_slot(t, step, slice, m); }, 1,
+            [&](int) { return dst + c.off; }, c.len, tid, nt);
     } else if (bcast) {
-        gshmemi_copy(dst + off, me == a.root ? own : gshmemi_simple_buf(t, q, slice, a.root), len, tid, nt);
+        gshmemi_copy(dst + c.off, me == a.root ? own : gshmemi_simple_slot(t, step, slice, a.root), c.len, tid, nt);
     } else { /* fcollect, alltoall */
         for (int i = 0; i < n; i++)
-            gshmemi_copy(dst + (size_t)i * blk + off, i == me ? own : gshmemi_simple_buf(t, q, slice, i), len, tid, nt);
+            gshmemi_copy(dst + (size_t)i * blk + c.off, i == me ? own : gshmemi_simple_slot(t, step, slice, i), c.len, tid, nt);
+    }
+    /* the slots' loads have returned (their values are stored) once the group has met: a relaxed
+     * credit is enough */
+    gshmemi_scope_sync(scope);
+    for (int i = 1 + (int)tid; i < n; i += (int)nt) {
+        int to = (me + i) % n;
+        gshmemi_st_relaxed_u64(gshmemi_peer_ptr_raw(t.simple_credit + (size_t)slice * n + me, gshmemi_team_pe(t, to)), step);
+    }
+}
+
+/* Every chunk of this slice ([slice + j * nslices] * CHUNK), sends one step ahead of receives. */
+template <int OP, typename T>
+GSHMEMI_DEV void gshmemi_simple_slice(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, int nslices,
+                                      unsigned tid, unsigned nt, int scope)
+{
+    const size_t blk = a.nelems * a.es, stride = (size_t)nslices * GSHMEMI_SIMPLE_CHUNK;
+    const size_t first = (size_t)slice * GSHMEMI_SIMPLE_CHUNK;
+    const uint64_t steps = first < blk ? (blk - first + stride - 1) / stride : 0;
+    const uint64_t base = *(volatile uint64_t *)(t.simple_steps + slice);
+    auto chunk = [&](uint64_t j) {
+        gshmemi_simple_chunk c;
+        c.off = first + j * stride;
+        c.len = blk - c.off < GSHMEMI_SIMPLE_CHUNK ? blk - c.off : GSHMEMI_SIMPLE_CHUNK;
+        return c;
+    };
+    for (uint64_t j = 0; j <= steps; j++) {
+        if (j < steps) gshmemi_simple_send(t, a, slice, base + j + 1, chunk(j), tid, nt, scope);
+        if (j > 0) gshmemi_simple_recv<OP, T>(t, a, slice, base + j, chunk(j - 1), tid, nt, scope);
     }
     gshmemi_scope_sync(scope);
-    if (bcast) gshmemi_bcast_ack(t, a.root, slice, q, tid, nt, scope);
+    if (tid == 0) *(volatile uint64_t *)(t.simple_steps + slice) = base + steps;
+    gshmemi_scope_sync(scope);
 }
 
 /* This slice's share [lo, hi) of `total` units, in whole 16-byte vectors where possible. */
@@ -476,6 +526,14 @@ GSHMEMI_DEV void gshmemi_slice_range(size_t total, size_t unit, int slice, int n
     per = (per + unit - 1) / unit * unit;
     *lo = per * slice < total ? per * slice : total;
     *hi = *lo + per < total ? *lo + per : total;
+}
+
+/* A DIRECT reduction of 2 PEs up to GSHMEM_COLL_ONESHOT_MAX is one-shot: each PE reads the
+ * other's whole source, which over 2 PEs moves the same bytes per link direction as two-shot,
+ * all as reads, and stores nothing remotely. */
+GSHMEMI_DEV bool gshmemi_reduce_oneshot(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a)
+{
+    return t.size == 2 && a.nelems * a.es <= gshmemi_dstate.coll_oneshot_max;
 }
 
 template <int OP, typename T>
@@ -494,21 +552,17 @@ GSHMEMI_DEV void gshmemi_direct_body(const gshmemi_team_dev_t &t, const gshmemi_
         gshmemi_copy(dst + lo, (const char *)gshmemi_peer_ptr_raw(src, gshmemi_team_pe(t, a.root)) + lo, hi - lo, tid, nt);
         break;
     case GSHMEMI_COLL_FCOLLECT:
-    case GSHMEMI_COLL_ALLTOALL: {
-        /* The slices split the n blocks end to end (member order rotated by this PE's index), so
-         * local and remote blocks are copied at the same time by different CTAs. */
-        size_t unit = blk % 16 ? 1 : 16;
-        gshmemi_slice_range((size_t)n * blk, unit, slice, nslices, &lo, &hi);
-        for (size_t at = lo; at < hi;) {
-            size_t b = at / blk, in = at - b * blk, len = blk - in < hi - at ? blk - in : hi - at;
-            int m = (me + (int)b) % n;
+    case GSHMEMI_COLL_ALLTOALL:
+        /* Every slice takes its share of every block, the peers' first and its own last: all
+         * CTAs pull over NVLink (split by block, the CTAs of the local copy would idle early). */
+        gshmemi_slice_range(blk, blk % 16 ? 1 : 16, slice, nslices, &lo, &hi);
+        for (int i = 1; i <= n; i++) {
+            int m = (me + i) % n;
             const char *s = (const char *)gshmemi_peer_ptr_raw(src, gshmemi_team_pe(t, m));
             if (a.kind == GSHMEMI_COLL_ALLTOALL) s += (size_t)me * blk;
-            gshmemi_copy(dst + (size_t)m * blk + in, s + in, len, tid, nt);
-            at += len;
+            gshmemi_copy(dst + (size_t)m * blk + lo, s + lo, hi - lo, tid, nt);
         }
         break;
-    }
     case GSHMEMI_COLL_ALLTOALLS:
         gshmemi_slice_range(a.nelems, 1, slice, nslices, &lo, &hi);
         for (int i = 0; i < n; i++) {
@@ -539,9 +593,7 @@ GSHMEMI_DEV void gshmemi_direct_body(const gshmemi_team_dev_t &t, const gshmemi_
         break;
     case -1: /* reduce */
         if constexpr (OP >= 0) {
-            if (n == 2 && blk <= gshmemi_dstate.coll_oneshot_max) {
-                /* one-shot: each PE reads the other's whole source. Over 2 PEs that moves the
-                 * same bytes per link direction as two-shot, all of them as reads */
+            if (gshmemi_reduce_oneshot(t, a)) {
                 gshmemi_slice_range(blk, 16, slice, nslices, &lo, &hi);
                 gshmemi_direct_reduce<OP, T>(t, dst + lo, src + lo, hi - lo, 0, tid, nt);
                 break;
@@ -577,11 +629,7 @@ GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_c
     /* a reduction kernel (OP >= 0) carries only the reduction paths, a data-moving one (OP < 0)
      * only the others: each instantiation compiles what it can run */
     if (a.proto == GSHMEMI_PROTO_SIMPLE) {
-        const size_t blk = a.nelems * a.es;
-        for (size_t off = (size_t)slice * GSHMEMI_SIMPLE_CHUNK; off < blk; off += (size_t)nslices * GSHMEMI_SIMPLE_CHUNK) {
-            size_t len = blk - off < GSHMEMI_SIMPLE_CHUNK ? blk - off : GSHMEMI_SIMPLE_CHUNK;
-            gshmemi_simple_step<OP, T>(t, a, slice, off, len, tid, nt, scope);
-        }
+        gshmemi_simple_slice<OP, T>(t, a, slice, nslices, tid, nt, scope);
         return;
     }
     if (a.proto == GSHMEMI_PROTO_LL128) {
@@ -605,10 +653,16 @@ GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_c
         uint64_t *cw = t.barrier + (size_t)GSHMEMI_COLL_SLICES * GSHMEMI_BARRIER_WORDS;
         *(volatile uint64_t *)cw = a.nelems;
     }
-    gshmemi_team_barrier_slice(t, slice, tid, nt, scope);
+    /* Entry: in a kernel of its own the sources were written by earlier kernels, complete and
+     * visible already, so the sync need not order; called from a user's kernel it must. Exit:
+     * ordered only where this PE stored to the others (two-shot); pulls store locally, and a
+     * pull's loads have returned (their values are stored) before the group meets to signal. */
+    const bool pushes = OP >= 0 && a.kind == GSHMEMI_COLL_REDUCE && !gshmemi_reduce_oneshot(t, a);
+    /* collect's count word is written just above: its signal must carry it */
+    gshmemi_team_barrier_slice(t, slice, tid, nt, scope, !a.kernel_entry || a.kind == GSHMEMI_COLL_COLLECT);
     gshmemi_direct_body<OP, T>(t, a, slice, nslices, tid, nt);
     gshmemi_scope_sync(scope);
-    gshmemi_team_barrier_slice(t, slice, tid, nt, scope);
+    gshmemi_team_barrier_slice(t, slice, tid, nt, scope, pushes);
 }
 
 /* The protocol rule of include/gshmem/coll.h with this module's settings. */

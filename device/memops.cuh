@@ -18,6 +18,12 @@ GSHMEMI_DEV uint64_t gshmemi_ld_acquire_u64(const void *p)
     asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
     return v;
 }
+GSHMEMI_DEV uint64_t gshmemi_ld_relaxed_u64(const void *p)
+{
+    uint64_t v;
+    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
 GSHMEMI_DEV void gshmemi_st_release_u64(void *p, uint64_t v)
 {
     asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");

@@ -36,21 +36,28 @@ GSHMEMI_DEV int gshmemi_cmp_u(int cmp, unsigned long long a, unsigned long long 
 }
 
 /* Bounded spinning: a wait on another PE that lasts longer than the runtime's device wait timeout
- * is reported (routine, PE, address) and traps instead of hanging silently. */
-GSHMEMI_DEV void gshmemi_wait_check(uint64_t *start, uint32_t *spins, const char *what, const void *addr, int peer)
+ * is reported (routine, PE, address) and traps instead of hanging silently. The check is cheap
+ * and the report cold: a spin loop tests gshmemi_wait_expired and only then works out what to
+ * report, so computing the peer never slows the spin. */
+GSHMEMI_DEV bool gshmemi_wait_expired(uint64_t *start, uint32_t *spins)
 {
-    if ((++*spins & 0xffff) != 0) return;
+    if ((++*spins & 0xffff) != 0) return false;
     uint64_t now = gshmemi_globaltimer();
     if (*start == 0) {
         *start = now;
-        return;
+        return false;
     }
-    if (gshmemi_dstate.wait_timeout_ns && now - *start > gshmemi_dstate.wait_timeout_ns) {
-        printf("gshmem: PE %d: %s waited more than %llu s (address %p, peer PE %d); see GSHMEM_DEVICE_WAIT_TIMEOUT\n",
-               gshmemi_dstate.my_pe, what, (unsigned long long)(gshmemi_dstate.wait_timeout_ns / 1000000000ull),
-               addr, peer);
-        __trap();
-    }
+    return gshmemi_dstate.wait_timeout_ns && now - *start > gshmemi_dstate.wait_timeout_ns;
+}
+GSHMEMI_DEV void gshmemi_wait_report(const char *what, const void *addr, int peer)
+{
+    printf("gshmem: PE %d: %s waited more than %llu s (address %p, peer PE %d); see GSHMEM_DEVICE_WAIT_TIMEOUT\n",
+           gshmemi_dstate.my_pe, what, (unsigned long long)(gshmemi_dstate.wait_timeout_ns / 1000000000ull), addr, peer);
+    __trap();
+}
+GSHMEMI_DEV void gshmemi_wait_check(uint64_t *start, uint32_t *spins, const char *what, const void *addr, int peer)
+{
+    if (gshmemi_wait_expired(start, spins)) gshmemi_wait_report(what, addr, peer);
 }
 
 /* Waits until *ivar cmp value holds; the load that sees it is an acquire. */

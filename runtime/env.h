@@ -32,7 +32,7 @@ extern "C" {
     X(COLL_SIMPLE_MAX, size, "1M", "Largest block, in bytes, that collectives of the world team send by SIMPLE (0: none); larger ones go direct") \
     X(COLL_LL128_MAX, size, "512K", "Largest block, in bytes, that collectives of the world team send by LL128 (0: none)") \
     X(COLL_ONESHOT_MAX, size, "1T", "Largest block, in bytes, of a direct reduction of 2 PEs done one-shot (each PE reads the other's whole source) instead of two-shot") \
-    X(COLL_CTAS, int, "64", "Most CTAs (slices) of one on-stream collective (1..64)") \
+    X(COLL_CTAS, int, "128", "Most CTAs (slices) of one on-stream collective (1..128)") \
     X(COLL_PDL, int, "1", "1: on-stream collectives and barriers use programmatic dependent launch, so their launch overlaps the previous kernel's tail; 0: plain launches")
 
 /* C type of each TYPE column value. */

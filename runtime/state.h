@@ -54,6 +54,7 @@ typedef struct {
     uint64_t *team_scratch;        /* symmetric: 2 words for agreeing on a free slot */
     char *simple_pool;             /* symmetric: the world team's SIMPLE flags and buffers, or NULL */
     char *ll128_pool;              /* symmetric: the world team's LL128 buffers, or NULL */
+    uint64_t *d_simple_steps;      /* the world team's SIMPLE step counters (device memory) */
 } gshmemi_state_t;
 
 extern gshmemi_state_t gshmemi_state;

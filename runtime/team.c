@@ -49,7 +49,7 @@ static size_t slot_bytes(int n_pes)
  * slot); their flags first, on a 4 KiB boundary, then the data. */
 static size_t simple_flag_bytes(int size)
 {
-    return ((size_t)2 * GSHMEMI_SIMPLE_SLICES * size * 8 + 4095) / 4096 * 4096;
+    return ((size_t)GSHMEMI_SIMPLE_SLICES * size * 8 + 4095) / 4096 * 4096;
 }
 
 /* LL128 buffers, the world team's only, like SIMPLE's. */
@@ -82,8 +82,11 @@ static int team_fill(int slot, int world_start, int world_stride, int size)
         if (slot == SHMEM_TEAM_WORLD && st->simple_pool) {
             h->dev.simple_slices = GSHMEMI_SIMPLE_SLICES;
             h->dev.simple_flags = (uint64_t *)st->simple_pool;
-            h->dev.simple = st->simple_pool + simple_flag_bytes(size);
-            GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.simple_flags, 0, simple_flag_bytes(size), st->stream));
+            h->dev.simple_credit = (uint64_t *)(st->simple_pool + simple_flag_bytes(size));
+            h->dev.simple = st->simple_pool + 2 * simple_flag_bytes(size);
+            h->dev.simple_steps = st->d_simple_steps;
+            GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.simple_flags, 0, 2 * simple_flag_bytes(size), st->stream));
+            GSHMEMI_CUDACHECK(cudaMemsetAsync(st->d_simple_steps, 0, GSHMEMI_SIMPLE_SLICES * sizeof(uint64_t), st->stream));
         }
         if (slot == SHMEM_TEAM_WORLD && st->ll128_pool) {
             /* zeroed: a line's flag is a sequence number, never 0 */
@@ -141,9 +144,11 @@ int gshmemi_teams_init(void)
     GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, 256, 256, &off));
     st->team_scratch = (uint64_t *)(st->heap.my_base + off);
     if (gshmemi_env.COLL_SIMPLE_MAX > 0) {
-        size_t bytes = simple_flag_bytes(st->n_pes) + (size_t)2 * GSHMEMI_SIMPLE_SLICES * st->n_pes * GSHMEMI_SIMPLE_CHUNK;
+        size_t bytes = 2 * simple_flag_bytes(st->n_pes) +
+                       (size_t)GSHMEMI_SIMPLE_SLOTS * GSHMEMI_SIMPLE_SLICES * st->n_pes * GSHMEMI_SIMPLE_CHUNK;
         GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, bytes, 4096, &off));
         st->simple_pool = st->heap.my_base + off;
+        GSHMEMI_CUDACHECK(cudaMalloc((void **)&st->d_simple_steps, GSHMEMI_SIMPLE_SLICES * sizeof(uint64_t)));
     }
     if (gshmemi_env.COLL_LL128_MAX > 0) {
         GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, ll128_bytes(st->n_pes), 4096, &off));
@@ -179,6 +184,7 @@ void gshmemi_teams_fini(void)
     gshmemi_state_t *st = &gshmemi_state;
     cudaFree(st->d_teams);
     cudaFree(st->d_seq);
+    cudaFree(st->d_simple_steps);
     free(st->teams);
 }
 

@@ -59,6 +59,7 @@ GSHMEMI_COLL_INLINE gshmemi_coll_args_t gshmemi_coll_args(int kind, void *dest, 
     gshmemi_coll_args_t a;
     a.kind = kind;
     a.proto = 0;
+    a.kernel_entry = 0;
     a.root = 0;
     a.dest = dest;
     a.src = src;

@@ -135,15 +135,16 @@ enum { GSHMEMI_PROTO_AUTO = 0, GSHMEMI_PROTO_LL = 1, GSHMEMI_PROTO_LL128 = 2, GS
  * PE); a slot holds a barrier area per slice (a CTA of a multi-CTA collective, or the one group of
  * a device call) and LL buffers. Sizes are multiples of 128 bytes, so no two teams or slices share
  * a cache line. */
-#define GSHMEMI_COLL_SLICES 64      /* CTAs of one on-stream collective, at most */
+#define GSHMEMI_COLL_SLICES 128     /* CTAs of one on-stream collective, at most */
 #define GSHMEMI_BARRIER_WORDS 64    /* flags per slice: rounds * (radix - 1) <= this */
 #define GSHMEMI_LL_SLICE_BYTES 4096 /* LL buffer per (parity, slice, source PE): 256 lines of 16 B */
 #define GSHMEMI_LL_SLICE_DATA (GSHMEMI_LL_SLICE_BYTES / 2)
 #define GSHMEMI_LL_MAX_SLICES 16
-#define GSHMEMI_SIMPLE_SLICES 32            /* slices with SIMPLE buffers (teams that have them) */
-#define GSHMEMI_SIMPLE_CHUNK (32u << 10)    /* SIMPLE buffer per (parity, slice, source member) */
+#define GSHMEMI_SIMPLE_SLICES 64            /* slices with SIMPLE buffers (teams that have them) */
+#define GSHMEMI_SIMPLE_CHUNK (32u << 10)    /* one SIMPLE slot: the bytes of one step */
+#define GSHMEMI_SIMPLE_SLOTS 2              /* ring of slots per (slice, source member) */
 /* LL128: 128-byte lines of 120 data bytes and an 8-byte flag (world team only, like SIMPLE). */
-#define GSHMEMI_LL128_SLICES GSHMEMI_COLL_SLICES
+#define GSHMEMI_LL128_SLICES 64
 #define GSHMEMI_LL128_SLICE_BYTES (16u << 10) /* per (parity, slice, source member): 128 lines */
 #define GSHMEMI_LL128_SLICE_DATA (GSHMEMI_LL128_SLICE_BYTES / 128 * 120)
 /* Byte offsets inside a slot: barrier words, the collect count word (a line of its own), the
@@ -162,8 +163,10 @@ typedef struct gshmemi_team_dev {
     char *ll;            /* symmetric: [2][ll_slices][size][GSHMEMI_LL_SLICE_BYTES] */
     uint64_t *ack;       /* symmetric: [GSHMEMI_COLL_SLICES][size] broadcast acknowledgements */
     int simple_slices;   /* 0: no SIMPLE buffers (only the world team has them) */
-    char *simple;        /* symmetric: [2][simple_slices][size][GSHMEMI_SIMPLE_CHUNK] */
-    uint64_t *simple_flags; /* symmetric: [2][simple_slices][size] */
+    char *simple;        /* symmetric: [GSHMEMI_SIMPLE_SLOTS][simple_slices][size][GSHMEMI_SIMPLE_CHUNK] */
+    uint64_t *simple_flags; /* symmetric: [simple_slices][size] last step a member put here */
+    uint64_t *simple_credit; /* symmetric: [simple_slices][size] last step a member has consumed */
+    uint64_t *simple_steps;  /* this PE's SIMPLE step counters, [simple_slices] (device memory) */
     int ll128_slices;    /* 0: no LL128 buffers (only the world team has them) */
     char *ll128;         /* symmetric: [2][ll128_slices][size][GSHMEMI_LL128_SLICE_BYTES] */
     uint64_t *seq;       /* this PE's sequence counters, [GSHMEMI_COLL_SLICES] (device memory) */
@@ -173,6 +176,8 @@ typedef struct gshmemi_team_dev {
 typedef struct gshmemi_coll_args {
     int kind;           /* GSHMEMI_COLL_* */
     int proto;          /* GSHMEMI_PROTO_*, resolved (never AUTO) */
+    int kernel_entry;   /* 1: the collective is a whole kernel (on stream), so everything before it is
+                           complete and visible when it starts */
     int root;           /* broadcast: the root's index in the team */
     void *dest;
     const void *src;

@@ -2,7 +2,7 @@
  * every reduction (operator, type) on stream, on the host and from a block, every data-moving
  * collective over several sizes and teams, device barrier/sync forms, the grid form, 1000
  * back-to-back calls, and two disjoint teams at once from two streams. GSHMEM_COLL_PROTO (set by
- * the suite runner) forces LL or DIRECT for the whole run. */
+ * the caller) forces LL, LL128, SIMPLE or DIRECT for the whole run. */
 #include <math.h>
 #include <string.h>
 
