@@ -29,7 +29,7 @@ extern "C" {
     X(BARRIER_RADIX, int, "32", "Radix of the dissemination barrier/sync (2..32), clamped to the team size: 32 gives one round up to 32 PEs") \
     X(COLL_PROTO, proto, "auto", "Collective protocol: auto | ll | ll128 | simple | direct (forces one, for tests and tuning; ll128 and simple only where the team has their buffers)") \
     X(COLL_LL_MAX, size, "64K", "Largest block, in bytes, that collectives send by LL") \
-    X(COLL_SIMPLE_MAX, size, "1M", "Largest block, in bytes, that collectives of the world team send by SIMPLE (0: none); larger ones go direct") \
+    X(COLL_SIMPLE_MAX, size, "0", "Largest block, in bytes, that collectives of the world team send by SIMPLE (0: none; DIRECT is faster on NVLink hosts measured so far)") \
     X(COLL_LL128_MAX, size, "512K", "Largest block, in bytes, that collectives of the world team send by LL128 (0: none)") \
     X(COLL_ONESHOT_MAX, size, "1T", "Largest block, in bytes, of a direct reduction of 2 PEs done one-shot (each PE reads the other's whole source) instead of two-shot") \
     X(COLL_CTAS, int, "128", "Most CTAs (slices) of one on-stream collective (1..128)") \

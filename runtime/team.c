@@ -143,14 +143,15 @@ int gshmemi_teams_init(void)
     st->psync_pool = st->heap.my_base + off;
     GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, 256, 256, &off));
     st->team_scratch = (uint64_t *)(st->heap.my_base + off);
-    if (gshmemi_env.COLL_SIMPLE_MAX > 0) {
+    /* a protocol's buffers exist where its size rule can pick it or a test forces it */
+    if (gshmemi_env.COLL_SIMPLE_MAX > 0 || gshmemi_env.COLL_PROTO == GSHMEMI_PROTO_SIMPLE) {
         size_t bytes = 2 * simple_flag_bytes(st->n_pes) +
                        (size_t)GSHMEMI_SIMPLE_SLOTS * GSHMEMI_SIMPLE_SLICES * st->n_pes * GSHMEMI_SIMPLE_CHUNK;
         GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, bytes, 4096, &off));
         st->simple_pool = st->heap.my_base + off;
         GSHMEMI_CUDACHECK(cudaMalloc((void **)&st->d_simple_steps, GSHMEMI_SIMPLE_SLICES * sizeof(uint64_t)));
     }
-    if (gshmemi_env.COLL_LL128_MAX > 0) {
+    if (gshmemi_env.COLL_LL128_MAX > 0 || gshmemi_env.COLL_PROTO == GSHMEMI_PROTO_LL128) {
         GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, ll128_bytes(st->n_pes), 4096, &off));
         st->ll128_pool = st->heap.my_base + off;
     }

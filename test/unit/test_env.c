@@ -47,7 +47,7 @@ static void test_defaults(void **state)
     assert_true(env.BOOTSTRAP_TIMEOUT == 120.0);
     assert_int_equal(env.COLL_PROTO, GSHMEMI_PROTO_AUTO);
     assert_int_equal(env.COLL_LL_MAX, 64 << 10);
-    assert_int_equal(env.COLL_SIMPLE_MAX, 1 << 20);
+    assert_int_equal(env.COLL_SIMPLE_MAX, 0);
     assert_int_equal(env.MAX_TEAMS, 32);
     assert_int_equal(env.BARRIER_RADIX, 32);
     assert_int_equal(env.COLL_LL128_MAX, 512 << 10);
