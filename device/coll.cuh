@@ -422,10 +422,23 @@ GSHMEMI_DEV char *gshmemi_simple_slot(const gshmemi_team_dev_t &t, uint64_t step
     return t.simple + (((slot * t.simple_slices + slice) * t.size + from) * GSHMEMI_SIMPLE_CHUNK);
 }
 
-/* The source and destination of one chunk, for every kind. */
+/* One step's chunk: its byte offset in every block and its length. */
 struct gshmemi_simple_chunk {
     size_t off, len;
 };
+
+/* Writes `step` into this PE's word of `words` ([slice][member], symmetric) on every other
+ * member: a data flag (a release: the chunk's stores come first) or a credit (relaxed). */
+GSHMEMI_DEV void gshmemi_simple_tell(const gshmemi_team_dev_t &t, uint64_t *words, int slice, uint64_t step, bool release,
+                                     unsigned tid, unsigned nt)
+{
+    const int n = t.size, me = t.my_idx;
+    for (int i = 1 + (int)tid; i < n; i += (int)nt) {
+        uint64_t *w = (uint64_t *)gshmemi_peer_ptr_raw(words + (size_t)slice * n + me, gshmemi_team_pe(t, (me + i) % n));
+        if (release) gshmemi_st_release_u64(w, step);
+        else gshmemi_st_relaxed_u64(w, step);
+    }
+}
 
 /* Step `step`: wait until every receiver has freed the slot, put the chunk, flag it. */
 GSHMEMI_DEV void gshmemi_simple_send(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, uint64_t step,
@@ -450,10 +463,7 @@ GSHMEMI_DEV void gshmemi_simple_send(const gshmemi_team_dev_t &t, const gshmemi_
                      (const char *)a.src + (per_dest ? (size_t)to * blk : 0) + c.off, c.len, tid, nt);
     }
     gshmemi_scope_sync(scope);
-    for (int i = 1 + (int)tid; i < n; i += (int)nt) {
-        int to = (me + i) % n;
-        gshmemi_st_release_u64(gshmemi_peer_ptr_raw(t.simple_flags + (size_t)slice * n + me, gshmemi_team_pe(t, to)), step);
-    }
+    gshmemi_simple_tell(t, t.simple_flags, slice, step, true, tid, nt);
 }
 
 /* Step `step`: wait for the senders' flags, reduce or copy out of the slots, credit every member
@@ -489,10 +499,7 @@ GSHMEMI_DEV void gshmemi_simple_recv(const gshmemi_team_dev_t &t, const gshmemi_
     /* the slots' loads have returned (their values are stored) once the group has met: a relaxed
      * credit is enough */
     gshmemi_scope_sync(scope);
-    for (int i = 1 + (int)tid; i < n; i += (int)nt) {
-        int to = (me + i) % n;
-        gshmemi_st_relaxed_u64(gshmemi_peer_ptr_raw(t.simple_credit + (size_t)slice * n + me, gshmemi_team_pe(t, to)), step);
-    }
+    gshmemi_simple_tell(t, t.simple_credit, slice, step, false, tid, nt);
 }
 
 /* Every chunk of this slice ([slice + j * nslices] * CHUNK), sends one step ahead of receives. */
