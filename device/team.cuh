@@ -50,6 +50,23 @@ GSHMEMI_DEV void gshmemi_team_sync_slice(const gshmemi_team_dev_t &t, int slice,
     uint64_t *flags = t.barrier + (size_t)slice * GSHMEMI_BARRIER_WORDS;
     int word = 0;
 
+    if (n <= k) { /* one round (every team up to the radix): the loop below at distance 1, without
+                   * its divisions, which the barrier's latency notices */
+        for (int j = 1 + (int)tid; j < n; j += (int)nt) {
+            int to = r + j < n ? r + j : r + j - n;
+            uint64_t *f = (uint64_t *)gshmemi_peer_ptr_raw(flags + j - 1, gshmemi_team_pe(t, to));
+            if (ordered) gshmemi_st_release_u64(f, q);
+            else gshmemi_st_relaxed_u64(f, q);
+        }
+        for (int j = 1 + (int)tid; j < n; j += (int)nt) {
+            uint64_t *f = flags + j - 1, start = 0;
+            uint32_t spins = 0;
+            while ((ordered ? gshmemi_ld_acquire_u64(f) : gshmemi_ld_relaxed_u64(f)) < q)
+                if (gshmemi_wait_expired(&start, &spins)) gshmemi_wait_report("team sync", f, gshmemi_team_pe(t, (r - j + n) % n));
+        }
+        gshmemi_scope_sync(scope);
+        return;
+    }
     for (int dist = 1; dist < n; dist *= k) {
         int nj = (n - 1) / dist;
         if (nj > k - 1) nj = k - 1;
