@@ -12,29 +12,6 @@ GSHMEMI_DEV void gshmemi_quiet(void) { __threadfence_system(); }
  * same fence gives that ordering. */
 GSHMEMI_DEV void gshmemi_fence(void) { __threadfence_system(); }
 
-GSHMEMI_DEV int gshmemi_cmp(int cmp, long long a, long long b)
-{
-    switch (cmp) {
-    case SHMEM_CMP_EQ: return a == b;
-    case SHMEM_CMP_NE: return a != b;
-    case SHMEM_CMP_GT: return a > b;
-    case SHMEM_CMP_GE: return a >= b;
-    case SHMEM_CMP_LT: return a < b;
-    default: return a <= b;
-    }
-}
-GSHMEMI_DEV int gshmemi_cmp_u(int cmp, unsigned long long a, unsigned long long b)
-{
-    switch (cmp) {
-    case SHMEM_CMP_EQ: return a == b;
-    case SHMEM_CMP_NE: return a != b;
-    case SHMEM_CMP_GT: return a > b;
-    case SHMEM_CMP_GE: return a >= b;
-    case SHMEM_CMP_LT: return a < b;
-    default: return a <= b;
-    }
-}
-
 /* Bounded spinning: a wait on another PE that lasts longer than the runtime's device wait timeout
  * is reported (routine, PE, address) and traps instead of hanging silently. The check is cheap
  * and the report cold: a spin loop tests gshmemi_wait_expired and only then works out what to

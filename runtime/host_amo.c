@@ -125,18 +125,6 @@ uint64_t gshmemi_host_signal_fetch(const uint64_t *sig_addr)
                             gshmemi_state.my_pe);
 }
 
-static int cmp_u64(int cmp, uint64_t a, uint64_t b)
-{
-    switch (cmp) {
-    case SHMEM_CMP_EQ: return a == b;
-    case SHMEM_CMP_NE: return a != b;
-    case SHMEM_CMP_GT: return a > b;
-    case SHMEM_CMP_GE: return a >= b;
-    case SHMEM_CMP_LT: return a < b;
-    default: return a <= b;
-    }
-}
-
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -159,7 +147,7 @@ uint64_t gshmemi_host_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t va
     start = now_ns();
     for (unsigned polls = 0;; polls++) {
         cur = gshmemi_host_amo(routine, GSHMEMI_AMO_FETCH, sig_addr, 0, 0, sizeof(uint64_t), gshmemi_state.my_pe);
-        if (cmp_u64(cmp, cur, value)) return cur;
+        if (gshmemi_cmp_u(cmp, cur, value)) return cur;
         if (timeout && now_ns() - start > timeout) {
             GSHMEMI_ERROR("api", "%s: %p still %llu after %llu s, waiting for cmp %d against %llu (GSHMEM_DEVICE_WAIT_TIMEOUT)",
                           routine, (void *)sig_addr, (unsigned long long)cur, (unsigned long long)(timeout / 1000000000ull),

@@ -14,9 +14,6 @@
 #ifdef __CUDACC__
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#define GSHMEMI_COLL_INLINE static __host__ __device__ inline
-#else
-#define GSHMEMI_COLL_INLINE static inline
 #endif
 
 #ifdef __cplusplus
@@ -54,7 +51,7 @@ int gshmemi_coll_stream(const char *routine, shmem_team_t team, gshmemi_coll_arg
 }
 #endif
 
-GSHMEMI_COLL_INLINE gshmemi_coll_args_t gshmemi_coll_args(int kind, void *dest, const void *src, size_t nelems, size_t es)
+GSHMEMI_HD_INLINE gshmemi_coll_args_t gshmemi_coll_args(int kind, void *dest, const void *src, size_t nelems, size_t es)
 {
     gshmemi_coll_args_t a;
     a.kind = kind;
@@ -68,13 +65,13 @@ GSHMEMI_COLL_INLINE gshmemi_coll_args_t gshmemi_coll_args(int kind, void *dest, 
     a.dst = a.sst = 1;
     return a;
 }
-GSHMEMI_COLL_INLINE gshmemi_coll_args_t gshmemi_coll_args_root(void *dest, const void *src, size_t nelems, size_t es, int root)
+GSHMEMI_HD_INLINE gshmemi_coll_args_t gshmemi_coll_args_root(void *dest, const void *src, size_t nelems, size_t es, int root)
 {
     gshmemi_coll_args_t a = gshmemi_coll_args(GSHMEMI_COLL_BROADCAST, dest, src, nelems, es);
     a.root = root;
     return a;
 }
-GSHMEMI_COLL_INLINE gshmemi_coll_args_t gshmemi_coll_args_strided(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+GSHMEMI_HD_INLINE gshmemi_coll_args_t gshmemi_coll_args_strided(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
                                                             size_t nelems, size_t es)
 {
     gshmemi_coll_args_t a = gshmemi_coll_args(GSHMEMI_COLL_ALLTOALLS, dest, src, nelems, es);
@@ -94,7 +91,7 @@ typedef struct gshmemi_proto_rule {
     int has_ll128, has_simple;
 } gshmemi_proto_rule_t;
 
-GSHMEMI_COLL_INLINE int gshmemi_pick_proto(int kind, size_t blk, gshmemi_proto_rule_t r)
+GSHMEMI_HD_INLINE int gshmemi_pick_proto(int kind, size_t blk, gshmemi_proto_rule_t r)
 {
     if (kind == GSHMEMI_COLL_COLLECT || kind == GSHMEMI_COLL_ALLTOALLS) return GSHMEMI_PROTO_DIRECT;
     if (r.forced == GSHMEMI_PROTO_SIMPLE) return r.has_simple ? GSHMEMI_PROTO_SIMPLE : GSHMEMI_PROTO_DIRECT;
@@ -107,7 +104,7 @@ GSHMEMI_COLL_INLINE int gshmemi_pick_proto(int kind, size_t blk, gshmemi_proto_r
 }
 
 /* The rule of a team under the runtime's settings. */
-GSHMEMI_COLL_INLINE gshmemi_proto_rule_t gshmemi_proto_rule_of(const gshmemi_device_state_t *ds, const gshmemi_team_dev_t *t)
+GSHMEMI_HD_INLINE gshmemi_proto_rule_t gshmemi_proto_rule_of(const gshmemi_device_state_t *ds, const gshmemi_team_dev_t *t)
 {
     gshmemi_proto_rule_t r;
     r.forced = ds->coll_proto;
@@ -120,7 +117,7 @@ GSHMEMI_COLL_INLINE gshmemi_proto_rule_t gshmemi_proto_rule_of(const gshmemi_dev
 }
 
 /* Slices a protocol can use on a team (buffers per slice, or pSync barrier words per slice). */
-GSHMEMI_COLL_INLINE int gshmemi_proto_slices(const gshmemi_team_dev_t *t, int proto)
+GSHMEMI_HD_INLINE int gshmemi_proto_slices(const gshmemi_team_dev_t *t, int proto)
 {
     switch (proto) {
     case GSHMEMI_PROTO_LL: return t->ll_slices;

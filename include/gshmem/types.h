@@ -44,6 +44,31 @@ enum {
     SHMEM_CMP_LE = 5,
 };
 
+/* Internal helpers compiled for the host and, under nvcc, for the device too. */
+#ifdef __CUDACC__
+#define GSHMEMI_HD_INLINE static __host__ __device__ inline
+#else
+#define GSHMEMI_HD_INLINE static inline
+#endif
+
+/* `a cmp b` for the SHMEM_CMP_* operators: one rule for the device waits and the host's. */
+GSHMEMI_HD_INLINE int gshmemi_cmp_u(int cmp, unsigned long long a, unsigned long long b)
+{
+    switch (cmp) {
+    case SHMEM_CMP_EQ: return a == b;
+    case SHMEM_CMP_NE: return a != b;
+    case SHMEM_CMP_GT: return a > b;
+    case SHMEM_CMP_GE: return a >= b;
+    case SHMEM_CMP_LT: return a < b;
+    default: return a <= b;
+    }
+}
+/* Signed: flipping the sign bit maps signed order onto unsigned order. */
+GSHMEMI_HD_INLINE int gshmemi_cmp(int cmp, long long a, long long b)
+{
+    return gshmemi_cmp_u(cmp, (unsigned long long)a ^ (1ull << 63), (unsigned long long)b ^ (1ull << 63));
+}
+
 #define SHMEM_MAJOR_VERSION 1
 #define SHMEM_MINOR_VERSION 5
 #define SHMEM_MAX_NAME_LEN 64
