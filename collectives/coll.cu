@@ -13,7 +13,7 @@ static_assert(GSHMEMI_LL_SLICE_DATA / 8 == LL_THREADS, "one LL line per thread")
 template <int OP, typename T> static __global__ void __launch_bounds__(DIRECT_THREADS) coll_kernel(gshmemi_team_dev_t t, gshmemi_coll_args_t a)
 {
     gshmemi_pdl_enter();
-    gshmemi_coll_slice<OP, T>(t, a, blockIdx.x, gridDim.x, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_BLOCK);
+    gshmemi_coll_slice<OP, T, true>(t, a, blockIdx.x, gridDim.x, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_BLOCK);
 }
 
 typedef void (*coll_kernel_t)(gshmemi_team_dev_t, gshmemi_coll_args_t);

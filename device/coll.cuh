@@ -543,9 +543,34 @@ GSHMEMI_DEV bool gshmemi_reduce_oneshot(const gshmemi_team_dev_t &t, const gshme
     return t.size == 2 && a.nelems * a.es <= gshmemi_dstate.coll_oneshot_max;
 }
 
+/* A 2-PE reduction by stores (gshmemi_direct_push, include/gshmem/coll.h): store the half the
+ * peer reduces into the peer's dest; once this slice's pair has met, reduce this PE's half from
+ * its source and its dest, and store the result here and into the peer's dest. One sync more
+ * than one-shot, so it pays only for large blocks. */
 template <int OP, typename T>
+GSHMEMI_DEV void gshmemi_push_reduce(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, int nslices,
+                                     unsigned tid, unsigned nt, int scope)
+{
+    const int me = t.my_idx, peer = gshmemi_team_pe(t, 1 - me);
+    const size_t blk = a.nelems * a.es;
+    size_t plo, phi, lo, hi;
+    gshmemi_slice_range(blk, 16, 1 - me, 2, &plo, &phi);
+    gshmemi_slice_range(phi - plo, 16, slice, nslices, &lo, &hi);
+    gshmemi_copy((char *)gshmemi_peer_ptr_raw(a.dest, peer) + plo + lo, (const char *)a.src + plo + lo, hi - lo, tid, nt);
+    gshmemi_scope_sync(scope);
+    gshmemi_team_barrier_slice(t, slice, tid, nt, scope, true);
+    gshmemi_slice_range(blk, 16, me, 2, &plo, &phi);
+    gshmemi_slice_range(phi - plo, 16, slice, nslices, &lo, &hi);
+    const char *mine = (const char *)a.src + plo + lo;
+    char *here = (char *)a.dest + plo + lo, *there = (char *)gshmemi_peer_ptr_raw(here, peer);
+    gshmemi_reduce_loop<OP, T>(
+        2, [=](int m) { return m == me ? mine : (const char *)here; }, 2, [=](int k) { return k ? there : here; }, hi - lo,
+        tid, nt);
+}
+
+template <int OP, typename T, bool OWN_KERNEL>
 GSHMEMI_DEV void gshmemi_direct_body(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, int nslices,
-                                     unsigned tid, unsigned nt)
+                                     unsigned tid, unsigned nt, int scope, bool push)
 {
     const int n = t.size, me = t.my_idx;
     const size_t blk = a.nelems * a.es;
@@ -564,10 +589,10 @@ GSHMEMI_DEV void gshmemi_direct_body(const gshmemi_team_dev_t &t, const gshmemi_
          * CTAs pull over NVLink (split by block, the CTAs of the local copy would idle early). */
         gshmemi_slice_range(blk, blk % 16 ? 1 : 16, slice, nslices, &lo, &hi);
         for (int i = 1; i <= n; i++) {
-            int m = (me + i) % n;
-            const char *s = (const char *)gshmemi_peer_ptr_raw(src, gshmemi_team_pe(t, m));
-            if (a.kind == GSHMEMI_COLL_ALLTOALL) s += (size_t)me * blk;
-            gshmemi_copy(dst + (size_t)m * blk + lo, s + lo, hi - lo, tid, nt);
+            int m = (me + i) % n, pe = gshmemi_team_pe(t, m);
+            size_t at = a.kind == GSHMEMI_COLL_ALLTOALL ? (size_t)(push ? m : me) * blk : 0;
+            if (push) gshmemi_copy((char *)gshmemi_peer_ptr_raw(dst, pe) + (size_t)me * blk + lo, src + at + lo, hi - lo, tid, nt);
+            else gshmemi_copy(dst + (size_t)m * blk + lo, (const char *)gshmemi_peer_ptr_raw(src, pe) + at + lo, hi - lo, tid, nt);
         }
         break;
     case GSHMEMI_COLL_ALLTOALLS:
@@ -599,6 +624,12 @@ GSHMEMI_DEV void gshmemi_direct_body(const gshmemi_team_dev_t &t, const gshmemi_
         }
         break;
     case -1: /* reduce */
+        if constexpr (OP >= 0 && OWN_KERNEL) {
+            if (push) {
+                gshmemi_push_reduce<OP, T>(t, a, slice, nslices, tid, nt, scope);
+                break;
+            }
+        }
         if constexpr (OP >= 0) {
             if (gshmemi_reduce_oneshot(t, a)) {
                 gshmemi_slice_range(blk, 16, slice, nslices, &lo, &hi);
@@ -615,8 +646,9 @@ GSHMEMI_DEV void gshmemi_direct_body(const gshmemi_team_dev_t &t, const gshmemi_
     }
 }
 
-/* One slice of a collective. Every member runs the same slices with the same arguments. */
-template <int OP, typename T>
+/* One slice of a collective. Every member runs the same slices with the same arguments.
+ * OWN_KERNEL: called by the on-stream kernel (collectives/coll.cu), not from a user's kernel. */
+template <int OP, typename T, bool OWN_KERNEL = false>
 GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, int nslices,
                                     unsigned tid, unsigned nt, int scope)
 {
@@ -662,12 +694,13 @@ GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_c
     }
     /* Entry: in a kernel of its own the sources were written by earlier kernels, complete and
      * visible already, so the sync need not order; called from a user's kernel it must. Exit:
-     * ordered only where this PE stored to the others (two-shot); pulls store locally, and a
+     * ordered only where this PE stored to the others (pushes, two-shot); pulls store locally, and a
      * pull's loads have returned (their values are stored) before the group meets to signal. */
-    const bool pushes = OP >= 0 && a.kind == GSHMEMI_COLL_REDUCE && !gshmemi_reduce_oneshot(t, a);
+    const bool push = gshmemi_direct_push(&gshmemi_dstate, t.size, &a) != 0;
+    const bool pushes = push || (OP >= 0 && a.kind == GSHMEMI_COLL_REDUCE && !gshmemi_reduce_oneshot(t, a));
     /* collect's count word is written just above: its signal must carry it */
     gshmemi_team_barrier_slice(t, slice, tid, nt, scope, !a.kernel_entry || a.kind == GSHMEMI_COLL_COLLECT);
-    gshmemi_direct_body<OP, T>(t, a, slice, nslices, tid, nt);
+    gshmemi_direct_body<OP, T, OWN_KERNEL>(t, a, slice, nslices, tid, nt, scope, push);
     gshmemi_scope_sync(scope);
     gshmemi_team_barrier_slice(t, slice, tid, nt, scope, pushes);
 }

@@ -32,6 +32,15 @@ GSHMEMI_DEV void gshmemi_st_relaxed_u64(void *p, uint64_t v)
 {
     asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
+/* Adds 1 to a counter, with no value returned: the signaller needs no count of its own. */
+GSHMEMI_DEV void gshmemi_red_release_inc_u64(void *p)
+{
+    asm volatile("red.release.sys.global.add.u64 [%0], 1;" ::"l"(p) : "memory");
+}
+GSHMEMI_DEV void gshmemi_red_relaxed_inc_u64(void *p)
+{
+    asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(p) : "memory");
+}
 GSHMEMI_DEV uint64_t gshmemi_globaltimer(void)
 {
     uint64_t t;

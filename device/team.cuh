@@ -39,43 +39,43 @@ GSHMEMI_DEV uint64_t gshmemi_team_next_seq(const gshmemi_team_dev_t &t, int slic
 
 /* Dissemination sync of one slice with radix k: in the round of distance d, member r signals
  * r + j*d and waits for r - j*d, j = 1..k-1. Each (round, j) has its own flag word, written by
- * exactly one member, so a flag reaching q means that member passed that round of step q. The
- * group's threads share the j's of a round. `ordered`: the signals are releases and the waits
- * acquires at system scope (a barrier); without, both are relaxed (about 0.6 us less on NVLink),
- * for syncs that only need to know the others arrived. */
-GSHMEMI_DEV void gshmemi_team_sync_slice(const gshmemi_team_dev_t &t, int slice, uint64_t q, unsigned tid, unsigned nt,
-                                         int scope, bool ordered)
+ * exactly one member, which adds 1 to it per sync: a flag reaching q means that member passed
+ * that round of this slice's q-th sync. The signal carries no count, so the count's write-back
+ * (t.seq, sync half) happens while the signal flies, not before its release. Over NVLink a
+ * release waits for the previous signal's acknowledgement, so a barrier takes about one round
+ * trip (2x H200: raw release/acquire ping 1.34-1.46 us).
+ * The group's threads share the j's of a round. `ordered`: the signals are releases and the
+ * waits acquires at system scope (a barrier); without, both are relaxed (about 0.6 us less on
+ * NVLink), for syncs that only need to know the others arrived.
+ *
+ * barrier = quiet + sync, and over P2P the sync already is the quiet: the release orders every
+ * store that happens before it ahead of the flag, the group's other threads' stores included
+ * since the group met at the scope sync first (causality is transitive: bar.sync, then the
+ * release). Only the signalling lanes pay for the fence; a fence in every thread of a
+ * 512-thread CTA costs far more. */
+GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int slice, unsigned tid, unsigned nt, int scope,
+                                            bool ordered = true)
 {
     const int n = t.size, r = t.my_idx, k = t.radix;
     uint64_t *flags = t.barrier + (size_t)slice * GSHMEMI_BARRIER_WORDS;
+    uint64_t *count = t.seq + GSHMEMI_COLL_SLICES + slice;
+    /* every thread reads the count before the group meets; one writes it back after that, so
+     * while the first signal flies (its release waits for nothing of it) */
+    const uint64_t q = *(volatile uint64_t *)count + 1;
     int word = 0;
 
-    if (n <= k) { /* one round (every team up to the radix): the loop below at distance 1, without
-                   * its divisions, which the barrier's latency notices */
-        for (int j = 1 + (int)tid; j < n; j += (int)nt) {
-            int to = r + j < n ? r + j : r + j - n;
-            uint64_t *f = (uint64_t *)gshmemi_peer_ptr_raw(flags + j - 1, gshmemi_team_pe(t, to));
-            if (ordered) gshmemi_st_release_u64(f, q);
-            else gshmemi_st_relaxed_u64(f, q);
-        }
-        for (int j = 1 + (int)tid; j < n; j += (int)nt) {
-            uint64_t *f = flags + j - 1, start = 0;
-            uint32_t spins = 0;
-            while ((ordered ? gshmemi_ld_acquire_u64(f) : gshmemi_ld_relaxed_u64(f)) < q)
-                if (gshmemi_wait_expired(&start, &spins)) gshmemi_wait_report("team sync", f, gshmemi_team_pe(t, (r - j + n) % n));
-        }
-        gshmemi_scope_sync(scope);
-        return;
-    }
+    gshmemi_scope_sync(scope);
     for (int dist = 1; dist < n; dist *= k) {
-        int nj = (n - 1) / dist;
+        int nj = dist == 1 ? n - 1 : (n - 1) / dist;
         if (nj > k - 1) nj = k - 1;
         for (int j = 1 + (int)tid; j <= nj; j += (int)nt) {
-            int to = gshmemi_team_pe(t, (r + j * dist) % n);
-            uint64_t *f = (uint64_t *)gshmemi_peer_ptr_raw(flags + word + j - 1, to);
-            if (ordered) gshmemi_st_release_u64(f, q);
-            else gshmemi_st_relaxed_u64(f, q);
+            /* (r + j * dist) % n without a division on the one-round path */
+            int to = r + j * dist < n ? r + j * dist : (r + j * dist) % n;
+            uint64_t *f = (uint64_t *)gshmemi_peer_ptr_raw(flags + word + j - 1, gshmemi_team_pe(t, to));
+            if (ordered) gshmemi_red_release_inc_u64(f);
+            else gshmemi_red_relaxed_inc_u64(f);
         }
+        if (dist == 1 && tid == 0) *(volatile uint64_t *)count = q;
         for (int j = 1 + (int)tid; j <= nj; j += (int)nt) {
             uint64_t *f = flags + word + j - 1, start = 0;
             uint32_t spins = 0;
@@ -84,25 +84,8 @@ GSHMEMI_DEV void gshmemi_team_sync_slice(const gshmemi_team_dev_t &t, int slice,
                     gshmemi_wait_report("team sync", f, gshmemi_team_pe(t, (r - j * dist % n + n) % n));
         }
         word += nj;
-        gshmemi_scope_sync(scope);
+        gshmemi_scope_sync(scope); /* also: the next sync's read sees the count */
     }
-}
-
-/* barrier = quiet + sync, and over P2P the sync already is the quiet: its signal is a release at
- * system scope, which orders every store that happens before it ahead of the flag, the group's
- * other threads' stores included once the group has met at the scope sync below (causality is
- * transitive: bar.sync, then the release). Only the signalling lanes pay for the fence; a fence in
- * every thread of a 512-thread CTA costs far more. */
-GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int slice, unsigned tid, unsigned nt, int scope,
-                                            bool ordered = true)
-{
-    /* The counter is written back after the rounds: written before, it would be one more store
-     * for the signal's release to wait for. Every thread reads it before the group's first sync. */
-    uint64_t q = gshmemi_team_peek_seq(t, slice);
-    gshmemi_scope_sync(scope);
-    gshmemi_team_sync_slice(t, slice, q, tid, nt, scope, ordered);
-    if (tid == 0) *(volatile uint64_t *)(t.seq + slice) = q;
-    gshmemi_scope_sync(scope); /* the next step's peek must see it */
 }
 
 GSHMEMI_DEV void gshmemi_team_barrier_scope(shmem_team_t team, int scope, const char *routine)

@@ -32,6 +32,8 @@ extern "C" {
     X(COLL_SIMPLE_MAX, size, "0", "Largest block, in bytes, that collectives of the world team send by SIMPLE (0: none; DIRECT is faster on NVLink hosts measured so far)") \
     X(COLL_LL128_MAX, size, "512K", "Largest block, in bytes, that collectives of the world team send by LL128 (0: none)") \
     X(COLL_ONESHOT_MAX, size, "1T", "Largest block, in bytes, of a direct reduction of 2 PEs done one-shot (each PE reads the other's whole source) instead of two-shot") \
+    X(COLL_PUSH_MIN, size, "1M", "Smallest block, in bytes, that DIRECT fcollect and alltoall move by stores into the peers instead of loads from them") \
+    X(COLL_PUSH_REDUCE_MIN, size, "16M", "Smallest block, in bytes, of an on-stream 2-PE reduction into a separate dest done two-shot by stores instead of one-shot by loads") \
     X(COLL_CTAS, int, "128", "Most CTAs (slices) of one on-stream collective (1..128)") \
     X(COLL_PDL, int, "1", "1: on-stream collectives and barriers use programmatic dependent launch, so their launch overlaps the previous kernel's tail; 0: plain launches")
 

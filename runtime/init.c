@@ -232,6 +232,8 @@ static int build_device_state(void)
     ds->coll_simple_max = gshmemi_env.COLL_SIMPLE_MAX;
     ds->coll_ll128_max = gshmemi_env.COLL_LL128_MAX;
     ds->coll_oneshot_max = gshmemi_env.COLL_ONESHOT_MAX;
+    ds->coll_push_min = gshmemi_env.COLL_PUSH_MIN;
+    ds->coll_push_reduce_min = gshmemi_env.COLL_PUSH_REDUCE_MIN;
     for (int pe = 0; pe < st->n_pes && pe < GSHMEMI_CONST_PEERS; pe++) ds->peer_base_c[pe] = st->peer_base[pe];
     return GSHMEMI_OK;
 }

@@ -78,7 +78,7 @@ static int team_fill(int slot, int world_start, int world_stride, int size)
         h->dev.barrier = (uint64_t *)(st->psync_pool + (size_t)slot * st->psync_slot);
         h->dev.ll = st->psync_pool + (size_t)slot * st->psync_slot + ll_offset(st->n_pes);
         h->dev.ack = (uint64_t *)(st->psync_pool + (size_t)slot * st->psync_slot + GSHMEMI_PSYNC_ACK_OFF);
-        h->dev.seq = st->d_seq + (size_t)slot * GSHMEMI_COLL_SLICES;
+        h->dev.seq = st->d_seq + (size_t)slot * GSHMEMI_SEQ_WORDS;
         if (slot == SHMEM_TEAM_WORLD && st->simple_pool) {
             h->dev.simple_slices = GSHMEMI_SIMPLE_SLICES;
             h->dev.simple_flags = (uint64_t *)st->simple_pool;
@@ -95,7 +95,7 @@ static int team_fill(int slot, int world_start, int world_stride, int size)
             GSHMEMI_CUDACHECK(cudaMemsetAsync(st->ll128_pool, 0, ll128_bytes(size), st->stream));
         }
         GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.barrier, 0, st->psync_slot, st->stream));
-        GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.seq, 0, GSHMEMI_COLL_SLICES * sizeof(uint64_t), st->stream));
+        GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.seq, 0, GSHMEMI_SEQ_WORDS * sizeof(uint64_t), st->stream));
     }
     GSHMEMI_CUDACHECK(cudaMemcpyAsync(&st->d_teams[slot], &h->dev, sizeof(h->dev), cudaMemcpyHostToDevice, st->stream));
     GSHMEMI_CUDACHECK(cudaStreamSynchronize(st->stream));
@@ -162,7 +162,7 @@ int gshmemi_teams_init(void)
     if (!st->teams) return GSHMEMI_ERR_NOMEM;
     GSHMEMI_CUDACHECK(cudaMalloc((void **)&st->d_teams, (size_t)st->max_teams * sizeof(gshmemi_team_dev_t)));
     GSHMEMI_CUDACHECK(cudaMemset(st->d_teams, 0, (size_t)st->max_teams * sizeof(gshmemi_team_dev_t)));
-    GSHMEMI_CUDACHECK(cudaMalloc((void **)&st->d_seq, (size_t)st->max_teams * GSHMEMI_COLL_SLICES * sizeof(uint64_t)));
+    GSHMEMI_CUDACHECK(cudaMalloc((void **)&st->d_seq, (size_t)st->max_teams * GSHMEMI_SEQ_WORDS * sizeof(uint64_t)));
 
     GSHMEMI_CHECK(team_fill(SHMEM_TEAM_WORLD, 0, 1, st->n_pes));
     host_pes(&start, &stride, &size);

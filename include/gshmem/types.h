@@ -162,6 +162,7 @@ enum { GSHMEMI_PROTO_AUTO = 0, GSHMEMI_PROTO_LL = 1, GSHMEMI_PROTO_LL128 = 2, GS
  * a cache line. */
 #define GSHMEMI_COLL_SLICES 128     /* CTAs of one on-stream collective, at most */
 #define GSHMEMI_BARRIER_WORDS 64    /* flags per slice: rounds * (radix - 1) <= this */
+#define GSHMEMI_SEQ_WORDS (2 * GSHMEMI_COLL_SLICES) /* a team's counters: step numbers, syncs */
 #define GSHMEMI_LL_SLICE_BYTES 4096 /* LL buffer per (parity, slice, source PE): 256 lines of 16 B */
 #define GSHMEMI_LL_SLICE_DATA (GSHMEMI_LL_SLICE_BYTES / 2)
 #define GSHMEMI_LL_MAX_SLICES 16
@@ -194,7 +195,8 @@ typedef struct gshmemi_team_dev {
     uint64_t *simple_steps;  /* this PE's SIMPLE step counters, [simple_slices] (device memory) */
     int ll128_slices;    /* 0: no LL128 buffers (only the world team has them) */
     char *ll128;         /* symmetric: [2][ll128_slices][size][GSHMEMI_LL128_SLICE_BYTES] */
-    uint64_t *seq;       /* this PE's sequence counters, [GSHMEMI_COLL_SLICES] (device memory) */
+    uint64_t *seq;       /* this PE's counters, [GSHMEMI_SEQ_WORDS] (device memory): LL/LL128 step
+                          * numbers per slice, then syncs done per slice */
 } gshmemi_team_dev_t;
 
 /* One collective call, as the kernels see it. */
@@ -231,6 +233,8 @@ typedef struct gshmemi_device_state {
     size_t coll_simple_max;      /* GSHMEM_COLL_SIMPLE_MAX: largest block sent by SIMPLE */
     size_t coll_ll128_max;       /* GSHMEM_COLL_LL128_MAX: largest block sent by LL128 */
     size_t coll_oneshot_max;     /* GSHMEM_COLL_ONESHOT_MAX: largest 2-PE direct reduction done one-shot */
+    size_t coll_push_min;        /* GSHMEM_COLL_PUSH_MIN: smallest fcollect/alltoall block DIRECT stores */
+    size_t coll_push_reduce_min; /* GSHMEM_COLL_PUSH_REDUCE_MIN: smallest 2-PE reduction two-shot by stores */
     uint64_t wait_timeout_ns;    /* device waits on other PEs trap after this long; 0 = never */
     char *peer_base_c[GSHMEMI_CONST_PEERS]; /* first PEs of peer_base, read through the constant cache */
 } gshmemi_device_state_t;

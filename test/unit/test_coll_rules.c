@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "gshmem.h"
@@ -58,8 +59,52 @@ static void test_shapes_and_forcing(void **state)
     assert_int_equal(gshmemi_pick_proto(GSHMEMI_COLL_REDUCE, 8, rule(GSHMEMI_PROTO_LL128, 0)), GSHMEMI_PROTO_LL);
 }
 
+/* DIRECT pushes fcollect/alltoall from push_min; 2-PE reductions from push_reduce_min, on-stream
+ * only, and never in place or overlapping (the peer's dest holds the half it reduces). */
+static void test_direct_push(void **state)
+{
+    (void)state;
+    gshmemi_device_state_t ds;
+    memset(&ds, 0, sizeof(ds));
+    ds.coll_push_min = 1u << 20;
+    ds.coll_push_reduce_min = 16u << 20;
+    static float buf[3][8];
+    const size_t M = (1u << 20) / 4, R = (16u << 20) / 4; /* floats */
+
+    gshmemi_coll_args_t a = gshmemi_coll_args(GSHMEMI_COLL_FCOLLECT, buf[0], buf[1], M, 4);
+    assert_true(gshmemi_direct_push(&ds, 4, &a));
+    a.nelems = M - 1;
+    assert_false(gshmemi_direct_push(&ds, 4, &a));
+    a = gshmemi_coll_args(GSHMEMI_COLL_ALLTOALL, buf[0], buf[1], M, 4);
+    assert_true(gshmemi_direct_push(&ds, 3, &a));
+    a = gshmemi_coll_args(GSHMEMI_COLL_BROADCAST, buf[0], buf[1], R, 4);
+    assert_false(gshmemi_direct_push(&ds, 2, &a));
+
+    /* dest and source far apart, as symmetric arrays of R floats would be */
+    float *d = (float *)0x100000000ull, *s = d + R;
+    a = gshmemi_coll_args(GSHMEMI_COLL_REDUCE, d, s, R, 4);
+    a.kernel_entry = 1;
+    assert_true(gshmemi_direct_push(&ds, 2, &a));
+    assert_false(gshmemi_direct_push(&ds, 3, &a)); /* 2 PEs only */
+    a.kernel_entry = 0;
+    assert_false(gshmemi_direct_push(&ds, 2, &a)); /* device forms pull */
+    a.kernel_entry = 1;
+    a.nelems = R - 1;
+    assert_false(gshmemi_direct_push(&ds, 2, &a)); /* below push_reduce_min */
+    a = gshmemi_coll_args(GSHMEMI_COLL_REDUCE, d, d, R, 4);
+    a.kernel_entry = 1;
+    assert_false(gshmemi_direct_push(&ds, 2, &a)); /* in place */
+    a = gshmemi_coll_args(GSHMEMI_COLL_REDUCE, d, d + R - 1, R, 4);
+    a.kernel_entry = 1;
+    assert_false(gshmemi_direct_push(&ds, 2, &a)); /* overlapping by one element */
+    a = gshmemi_coll_args(GSHMEMI_COLL_REDUCESCATTER, d, s, R, 4);
+    a.kernel_entry = 1;
+    assert_false(gshmemi_direct_push(&ds, 2, &a));
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_auto), cmocka_unit_test(test_shapes_and_forcing)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_auto), cmocka_unit_test(test_shapes_and_forcing),
+                                       cmocka_unit_test(test_direct_push)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
