@@ -40,8 +40,8 @@ GSHMEMI_DEV uint64_t gshmemi_team_next_seq(const gshmemi_team_dev_t &t, int slic
 /* Dissemination sync of one slice with radix k: in the round of distance d, member r signals
  * r + j*d and waits for r - j*d, j = 1..k-1. Each (round, j) has its own flag word, written by
  * exactly one member, which adds 1 to it per sync: a flag reaching q means that member passed
- * that round of this slice's q-th sync. The signal carries no count, so the count's write-back
- * (t.seq, sync half) happens while the signal flies, not before its release. Over NVLink a
+ * that round of this slice's q-th sync. The signal carries no count, so the count (t.seq, sync
+ * half) is read while the signal flies, not before its release. Over NVLink a
  * release waits for the previous signal's acknowledgement, so a barrier takes about one round
  * trip (2x H200: raw release/acquire ping 1.34-1.46 us).
  * The group's threads share the j's of a round. `ordered`: the signals are releases and the
@@ -58,10 +58,7 @@ GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int sli
 {
     const int n = t.size, r = t.my_idx, k = t.radix;
     uint64_t *flags = t.barrier + (size_t)slice * GSHMEMI_BARRIER_WORDS;
-    uint64_t *count = t.seq + GSHMEMI_COLL_SLICES + slice;
-    /* every thread reads the count before the group meets; one writes it back after that, so
-     * while the first signal flies (its release waits for nothing of it) */
-    const uint64_t q = *(volatile uint64_t *)count + 1;
+    uint64_t *count = t.seq + GSHMEMI_COLL_SLICES + slice, q = 0;
     int word = 0;
 
     gshmemi_scope_sync(scope);
@@ -75,7 +72,8 @@ GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int sli
             if (ordered) gshmemi_red_release_inc_u64(f);
             else gshmemi_red_relaxed_inc_u64(f);
         }
-        if (dist == 1 && tid == 0) *(volatile uint64_t *)count = q;
+        /* read after the first signal, whose release would otherwise wait for the load */
+        if (dist == 1) q = *(volatile uint64_t *)count + 1;
         for (int j = 1 + (int)tid; j <= nj; j += (int)nt) {
             uint64_t *f = flags + word + j - 1, start = 0;
             uint32_t spins = 0;
@@ -84,8 +82,12 @@ GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int sli
                     gshmemi_wait_report("team sync", f, gshmemi_team_pe(t, (r - j * dist % n + n) % n));
         }
         word += nj;
-        gshmemi_scope_sync(scope); /* also: the next sync's read sees the count */
+        gshmemi_scope_sync(scope);
     }
+    /* every thread read the count before the group met above (a team of one: q stays 0, as the
+     * count does) */
+    if (tid == 0) *(volatile uint64_t *)count = q;
+    gshmemi_scope_sync(scope); /* the next sync's read must see it */
 }
 
 GSHMEMI_DEV void gshmemi_team_barrier_scope(shmem_team_t team, int scope, const char *routine)
