@@ -155,7 +155,6 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
         return GSHMEMI_ERR_INVALID;
     }
 
-    a->kernel_entry = 1;
     /* the protocol: the device rule, decided here once for all slices */
     a->proto = gshmemi_pick_proto(a->kind, blk, gshmemi_proto_rule_of(&gshmemi_state.dstate, t));
 

@@ -696,10 +696,10 @@ GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_c
      * visible already, so the sync need not order; called from a user's kernel it must. Exit:
      * ordered only where this PE stored to the others (pushes, two-shot); pulls store locally, and a
      * pull's loads have returned (their values are stored) before the group meets to signal. */
-    const bool push = gshmemi_direct_push(&gshmemi_dstate, t.size, &a) != 0;
+    const bool push = gshmemi_direct_push(&gshmemi_dstate, t.size, &a, OWN_KERNEL) != 0;
     const bool pushes = push || (OP >= 0 && a.kind == GSHMEMI_COLL_REDUCE && !gshmemi_reduce_oneshot(t, a));
     /* collect's count word is written just above: its signal must carry it */
-    gshmemi_team_barrier_slice(t, slice, tid, nt, scope, !a.kernel_entry || a.kind == GSHMEMI_COLL_COLLECT);
+    gshmemi_team_barrier_slice(t, slice, tid, nt, scope, !OWN_KERNEL || a.kind == GSHMEMI_COLL_COLLECT);
     gshmemi_direct_body<OP, T, OWN_KERNEL>(t, a, slice, nslices, tid, nt, scope, push);
     gshmemi_scope_sync(scope);
     gshmemi_team_barrier_slice(t, slice, tid, nt, scope, pushes);

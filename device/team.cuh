@@ -24,14 +24,10 @@ GSHMEMI_DEV int gshmemi_team_pe(const gshmemi_team_dev_t &t, int idx) { return t
 /* The next sequence number of a slice: every collective step takes a fresh one, so flags only
  * grow and never need resetting. The low 32 bits (the LL flag) are never 0, which is what an
  * untouched LL line holds. All threads of the group call this; one writes the counter back. */
-GSHMEMI_DEV uint64_t gshmemi_team_peek_seq(const gshmemi_team_dev_t &t, int slice)
-{
-    uint64_t q = *(volatile uint64_t *)(t.seq + slice) + 1;
-    return (uint32_t)q == 0 ? q + 1 : q;
-}
 GSHMEMI_DEV uint64_t gshmemi_team_next_seq(const gshmemi_team_dev_t &t, int slice, unsigned tid, int scope)
 {
-    uint64_t q = gshmemi_team_peek_seq(t, slice);
+    uint64_t q = *(volatile uint64_t *)(t.seq + slice) + 1;
+    if ((uint32_t)q == 0) q++;
     gshmemi_scope_sync(scope);
     if (tid == 0) *(volatile uint64_t *)(t.seq + slice) = q;
     return q;

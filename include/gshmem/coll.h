@@ -56,7 +56,6 @@ GSHMEMI_HD_INLINE gshmemi_coll_args_t gshmemi_coll_args(int kind, void *dest, co
     gshmemi_coll_args_t a;
     a.kind = kind;
     a.proto = 0;
-    a.kernel_entry = 0;
     a.root = 0;
     a.dest = dest;
     a.src = src;
@@ -120,13 +119,14 @@ GSHMEMI_HD_INLINE gshmemi_proto_rule_t gshmemi_proto_rule_of(const gshmemi_devic
  * faster than loads when both directions are busy (2x H200: about 365 vs 335 GB/s). fcollect
  * and alltoall push from push_min bytes per block; a reduction of 2 PEs into a dest apart from
  * its source is two-shot by stores from push_reduce_min, in a kernel of its own only
- * (kernel_entry: the on-stream launch), so the grid form keeps within its registers. */
-GSHMEMI_HD_INLINE int gshmemi_direct_push(const gshmemi_device_state_t *ds, int team_size, const gshmemi_coll_args_t *a)
+ * (own_kernel: the on-stream launch), so the grid form keeps within its registers. */
+GSHMEMI_HD_INLINE int gshmemi_direct_push(const gshmemi_device_state_t *ds, int team_size, const gshmemi_coll_args_t *a,
+                                          int own_kernel)
 {
     const size_t blk = a->nelems * a->es;
     const char *d = (const char *)a->dest, *s = (const char *)a->src;
     if (a->kind == GSHMEMI_COLL_FCOLLECT || a->kind == GSHMEMI_COLL_ALLTOALL) return blk >= ds->coll_push_min;
-    return a->kind == GSHMEMI_COLL_REDUCE && a->kernel_entry && team_size == 2 && blk >= ds->coll_push_reduce_min &&
+    return a->kind == GSHMEMI_COLL_REDUCE && own_kernel && team_size == 2 && blk >= ds->coll_push_reduce_min &&
            (d + blk <= s || s + blk <= d);
 }
 

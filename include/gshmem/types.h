@@ -203,8 +203,6 @@ typedef struct gshmemi_team_dev {
 typedef struct gshmemi_coll_args {
     int kind;           /* GSHMEMI_COLL_* */
     int proto;          /* GSHMEMI_PROTO_*, resolved (never AUTO) */
-    int kernel_entry;   /* 1: the collective is a whole kernel (on stream), so everything before it is
-                           complete and visible when it starts */
     int root;           /* broadcast: the root's index in the team */
     void *dest;
     const void *src;

@@ -72,34 +72,28 @@ static void test_direct_push(void **state)
     const size_t M = (1u << 20) / 4, R = (16u << 20) / 4; /* floats */
 
     gshmemi_coll_args_t a = gshmemi_coll_args(GSHMEMI_COLL_FCOLLECT, buf[0], buf[1], M, 4);
-    assert_true(gshmemi_direct_push(&ds, 4, &a));
+    assert_true(gshmemi_direct_push(&ds, 4, &a, 0));
     a.nelems = M - 1;
-    assert_false(gshmemi_direct_push(&ds, 4, &a));
+    assert_false(gshmemi_direct_push(&ds, 4, &a, 0));
     a = gshmemi_coll_args(GSHMEMI_COLL_ALLTOALL, buf[0], buf[1], M, 4);
-    assert_true(gshmemi_direct_push(&ds, 3, &a));
+    assert_true(gshmemi_direct_push(&ds, 3, &a, 0));
     a = gshmemi_coll_args(GSHMEMI_COLL_BROADCAST, buf[0], buf[1], R, 4);
-    assert_false(gshmemi_direct_push(&ds, 2, &a));
+    assert_false(gshmemi_direct_push(&ds, 2, &a, 1));
 
     /* dest and source far apart, as symmetric arrays of R floats would be */
     float *d = (float *)0x100000000ull, *s = d + R;
     a = gshmemi_coll_args(GSHMEMI_COLL_REDUCE, d, s, R, 4);
-    a.kernel_entry = 1;
-    assert_true(gshmemi_direct_push(&ds, 2, &a));
-    assert_false(gshmemi_direct_push(&ds, 3, &a)); /* 2 PEs only */
-    a.kernel_entry = 0;
-    assert_false(gshmemi_direct_push(&ds, 2, &a)); /* device forms pull */
-    a.kernel_entry = 1;
+    assert_true(gshmemi_direct_push(&ds, 2, &a, 1));
+    assert_false(gshmemi_direct_push(&ds, 3, &a, 1)); /* 2 PEs only */
+    assert_false(gshmemi_direct_push(&ds, 2, &a, 0)); /* device forms pull */
     a.nelems = R - 1;
-    assert_false(gshmemi_direct_push(&ds, 2, &a)); /* below push_reduce_min */
+    assert_false(gshmemi_direct_push(&ds, 2, &a, 1)); /* below push_reduce_min */
     a = gshmemi_coll_args(GSHMEMI_COLL_REDUCE, d, d, R, 4);
-    a.kernel_entry = 1;
-    assert_false(gshmemi_direct_push(&ds, 2, &a)); /* in place */
+    assert_false(gshmemi_direct_push(&ds, 2, &a, 1)); /* in place */
     a = gshmemi_coll_args(GSHMEMI_COLL_REDUCE, d, d + R - 1, R, 4);
-    a.kernel_entry = 1;
-    assert_false(gshmemi_direct_push(&ds, 2, &a)); /* overlapping by one element */
+    assert_false(gshmemi_direct_push(&ds, 2, &a, 1)); /* overlapping by one element */
     a = gshmemi_coll_args(GSHMEMI_COLL_REDUCESCATTER, d, s, R, 4);
-    a.kernel_entry = 1;
-    assert_false(gshmemi_direct_push(&ds, 2, &a));
+    assert_false(gshmemi_direct_push(&ds, 2, &a, 1));
 }
 
 int main(void)
