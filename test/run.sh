@@ -17,11 +17,38 @@ export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAS
 
 rc=0
 meson test -C "$build" --print-errorlogs --num-processes 2 "$@" || rc=$?
+logs=("$build/meson-logs/testlog.json")
+
+# The host-only tests again under AddressSanitizer and UndefinedBehaviorSanitizer: the allocator,
+# the env table, the collective rules, the unique-id bootstrap (messages from the network), the
+# launcher and the PMIx bootstrap. They take no CUDA code, so this build is seconds.
+if [ $# = 0 ]; then
+    san="$build-sanitize"
+    echo "== the host-only tests under AddressSanitizer and UndefinedBehaviorSanitizer ($san)"
+    [ -f "$san/build.ninja" ] || meson setup "$san" --buildtype=debug -Db_sanitize=address,undefined -Dperftests=false
+    # those of the host-only tests this build defines (cmocka's and PMIx's are optional), and the
+    # targets they depend on, from meson's introspection
+    mapfile -t plan < <(meson introspect "$san" --tests --targets | python3 -c '
+import json, os, sys
+info = json.load(sys.stdin)
+want = "alloc env coll_rules cmp bootstrap_uid launcher bootstrap_pmix".split()
+files = {t["id"]: t["filename"] for t in info["targets"]}
+tests = [t for t in info["tests"] if t["name"] in want]
+print(" ".join(t["name"] for t in tests))
+print(" ".join(sorted({os.path.relpath(f, sys.argv[1]) for t in tests for d in t["depends"] for f in files[d]})))
+' "$(cd "$san" && pwd)")
+    read -ra host_tests <<<"${plan[0]}"
+    read -ra targets <<<"${plan[1]}"
+    ninja -C "$san" "${targets[@]}"
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 LSAN_OPTIONS="suppressions=$PWD/test/lsan.supp" \
+        meson test -C "$san" --no-rebuild --print-errorlogs --num-processes 2 "${host_tests[@]}" || rc=$?
+    logs+=("$san/meson-logs/testlog.json")
+fi
 
 # meson's summary as one plain line.
-python3 - "$build/meson-logs/testlog.json" <<'PY'
+python3 - "${logs[@]}" <<'PY'
 import json, sys
-res = [json.loads(l)["result"] for l in open(sys.argv[1]) if l.strip()]
+res = [json.loads(l)["result"] for f in sys.argv[1:] for l in open(f) if l.strip()]
 ok = sum(r in ("OK", "EXPECTEDFAIL") for r in res)
 skip = sum(r == "SKIP" for r in res)
 print(f"{ok} passed, {len(res) - ok - skip} failed, {skip} skipped")
