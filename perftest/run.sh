@@ -14,8 +14,8 @@ if [ "$ngpus" -lt 1 ]; then
 fi
 
 build=${GSHMEM_BUILD_DIR:-build}
-[ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release
-ninja -C "$build"
+source test/build.sh
+gshmem_build "$build" --buildtype=release
 
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 [ "$ngpus" -lt 2 ] && echo "perftest: one GPU: both PEs share it (time-sliced without MPS; figures are not NVLink figures)"

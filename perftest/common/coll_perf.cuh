@@ -11,27 +11,46 @@
 enum { PT_BARRIER, PT_SYNC, PT_BCAST, PT_FCOLLECT, PT_ALLTOALL, PT_REDUCE, PT_REDUCESCATTER };
 static const char *const pt_coll_names[] = {"barrier", "sync", "broadcast", "fcollect", "alltoall", "reduce", "reducescatter"};
 
-/* Values small enough that sums over any PE count stay exact in every type. */
-template <typename T> static __global__ void coll_fill(T *p, size_t n, int pe)
+/* What PE `pe` holds at element i: small integers, so every partial result of every op over up to
+ * 8 PEs stays exact in every type (bfloat16 holds integers up to 256 exactly). A product takes
+ * factors of 1 and 2 (at most 2^8); the others (pe + 1) * 2 + i % 3, which differ between PEs, so
+ * max and min are checked as much as sum. */
+static __device__ float coll_value(int pe, size_t i, int op)
+{
+    if (op == GSHMEMI_OP_PROD) return (float)(((size_t)pe + i) % 3 == 0 ? 2 : 1);
+    return (float)((pe + 1) * 2 + (int)(i % 3));
+}
+
+static __device__ float coll_combine(int op, float a, float b)
+{
+    switch (op) {
+    case GSHMEMI_OP_MAX: return fmaxf(a, b);
+    case GSHMEMI_OP_MIN: return fminf(a, b);
+    case GSHMEMI_OP_PROD: return a * b;
+    default: return a + b;
+    }
+}
+
+template <typename T> static __global__ void coll_fill(T *p, size_t n, int pe, int op)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        p[i] = (T)(float)((pe + 1) * 2 + (int)(i % 3));
+        p[i] = (T)coll_value(pe, i, op);
 }
 
 template <typename T> static __global__ void coll_check(const T *p, size_t n, size_t blk, int npes, int me, int root, int kind,
-                                                        unsigned long long *bad)
+                                                        int op, unsigned long long *bad)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         float want;
         if (kind == PT_REDUCE || kind == PT_REDUCESCATTER) {
             size_t at = kind == PT_REDUCESCATTER ? (size_t)me * blk + i : i;
-            want = 0;
-            for (int m = 0; m < npes; m++) want += (float)((m + 1) * 2 + (int)(at % 3));
+            want = coll_value(0, at, op);
+            for (int m = 1; m < npes; m++) want = coll_combine(op, want, coll_value(m, at, op));
         } else if (kind == PT_BCAST) {
-            want = (float)((root + 1) * 2 + (int)(i % 3));
+            want = coll_value(root, i, op);
         } else { /* fcollect: block m is PE m's source; alltoall: block m is PE m's block for me */
             size_t m = i / blk, at = kind == PT_ALLTOALL ? (size_t)me * blk + i % blk : i % blk;
-            want = (float)((int)(m + 1) * 2 + (int)(at % 3));
+            want = coll_value((int)m, at, op);
         }
         if ((float)p[i] != want) atomicAdd(bad, 1ull);
     }
@@ -138,7 +157,7 @@ template <int KIND, int DEVICE, typename T> static int pt_coll_run(pt_opts_t *o,
     PT_CUDA(cudaMalloc((void **)&bad_d, sizeof(bad)));
     PT_CUDA(cudaMalloc((void **)&errors_d, sizeof(int)));
     PT_CUDA(cudaMemset(errors_d, 0, sizeof(int)));
-    if (with_data) coll_fill<T><<<264, 256>>>(src, maxb / es * sblk, me);
+    if (with_data) coll_fill<T><<<264, 256>>>(src, maxb / es * sblk, me, op);
     PT_CUDA(cudaDeviceSynchronize());
     if (device)
         snprintf(shape, sizeof(shape), "from a kernel, %s scope%s, %s", grid ? "grid" : pt_scope_names[o->scope],
@@ -205,10 +224,8 @@ template <int KIND, int DEVICE, typename T> static int pt_coll_run(pt_opts_t *o,
         if (with_data) {
             size_t nout = kind == PT_FCOLLECT || kind == PT_ALLTOALL ? n * npes : n;
             PT_CUDA(cudaMemset(bad_d, 0, sizeof(bad)));
-            if (op == GSHMEMI_OP_SUM || kind < PT_REDUCE) {
-                coll_check<T><<<264, 256>>>(dest, nout, n, npes, me, 0, kind, bad_d);
-                PT_CUDA(cudaGetLastError());
-            }
+            coll_check<T><<<264, 256>>>(dest, nout, n, npes, me, 0, kind, op, bad_d);
+            PT_CUDA(cudaGetLastError());
             PT_CUDA(cudaMemcpy(&bad, bad_d, sizeof(bad), cudaMemcpyDeviceToHost));
             if (bad) PT_FAIL(o, "%s of %zu bytes: %llu of %zu elements wrong", pt_coll_names[kind], size, bad, nout);
         }
