@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 source test/install-deps.sh --tests
 
 build=${GSHMEM_BUILD_DIR:-build}
-[ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release
-ninja -C "$build"
+source test/build.sh
+gshmem_build "$build" --buildtype=release
 
 # Open MPI refuses root without these; harmless otherwise.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
