@@ -62,6 +62,9 @@ static int parse_int(const char *name, const char *text, gshmemi_env_int_t *out)
     return GSHMEMI_OK;
 }
 
+/* Every wait stays bounded, and the device wait's nanoseconds fit 64 bits: "inf" is refused. */
+#define GSHMEMI_ENV_SECONDS_MAX 1e9
+
 static int parse_seconds(const char *name, const char *text, gshmemi_env_seconds_t *out)
 {
     char *end;
@@ -70,8 +73,9 @@ static int parse_seconds(const char *name, const char *text, gshmemi_env_seconds
     errno = 0;
     v = strtod(text, &end);
     while (isspace((unsigned char)*end)) end++;
-    if (errno || end == text || *end != '\0' || !(v > 0)) {
-        GSHMEMI_ERROR("env", "GSHMEM_%s=\"%s\" is not a positive number of seconds", name, text);
+    if (errno || end == text || *end != '\0' || !(v > 0 && v <= GSHMEMI_ENV_SECONDS_MAX)) {
+        GSHMEMI_ERROR("env", "GSHMEM_%s=\"%s\" is not a number of seconds above 0 and at most %g", name, text,
+                      GSHMEMI_ENV_SECONDS_MAX);
         return GSHMEMI_ERR_INVALID;
     }
     *out = v;
@@ -87,15 +91,19 @@ static int parse_string(const char *name, const char *text, gshmemi_env_string_t
 
 static int parse_choice(const char *name, const char *text, const char *const *choices, int n, int *out)
 {
+    char list[128];
+    size_t used = 0;
+
     for (int i = 0; i < n; i++) {
         if (strcasecmp(text, choices[i]) == 0) {
             *out = i;
             return GSHMEMI_OK;
         }
     }
-    GSHMEMI_ERROR("env", "GSHMEM_%s=\"%s\" is not one of the accepted values (%s%s%s%s%s%s%s)", name, text, choices[0],
-                  n > 1 ? ", " : "", n > 1 ? choices[1] : "", n > 2 ? ", " : "", n > 2 ? choices[2] : "",
-                  n > 3 ? ", " : "", n > 3 ? choices[3] : "");
+    list[0] = '\0';
+    for (int i = 0; i < n && used < sizeof(list); i++)
+        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", choices[i]);
+    GSHMEMI_ERROR("env", "GSHMEM_%s=\"%s\" is not one of the accepted values (%s)", name, text, list);
     return GSHMEMI_ERR_INVALID;
 }
 

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "runtime/env.h"
@@ -100,8 +101,46 @@ static void test_values(void **state)
     assert_string_equal(env.BOOTSTRAP_UID, "abcd");
     fake_n = 0;
     fake_set("GSHMEM_COLL_PROTO", "LL128");
+    fake_set("GSHMEM_DEVICE_WAIT_TIMEOUT", "1e9"); /* the longest wait there is */
     assert_int_equal(gshmemi_env_load(fake_get, &env), GSHMEMI_OK);
     assert_int_equal(env.COLL_PROTO, GSHMEMI_PROTO_LL128);
+    assert_true(env.DEVICE_WAIT_TIMEOUT == 1e9);
+}
+
+/* What a malformed value logs (stderr captured in a file). */
+static char *load_error(const char *name, const char *value)
+{
+    gshmemi_env_t env;
+    char *text = calloc(1, 4096);
+    FILE *f = tmpfile();
+    int saved = dup(2);
+    assert_non_null(text);
+    assert_non_null(f);
+    fflush(stderr);
+    dup2(fileno(f), 2);
+    fake_n = 0;
+    fake_set(name, value);
+    assert_int_equal(gshmemi_env_load(fake_get, &env), GSHMEMI_ERR_INVALID);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    (void)!fread(text, 1, 4095, f);
+    fclose(f);
+    return text;
+}
+
+static void test_messages(void **state)
+{
+    char *m;
+    (void)state;
+    m = load_error("GSHMEM_COLL_PROTO", "ll256"); /* every choice is named, the fifth too */
+    assert_non_null(strstr(m, "GSHMEM_COLL_PROTO=\"ll256\""));
+    assert_non_null(strstr(m, "(auto, ll, ll128, simple, direct)"));
+    free(m);
+    m = load_error("GSHMEM_DEVICE_WAIT_TIMEOUT", "inf");
+    assert_non_null(strstr(m, "GSHMEM_DEVICE_WAIT_TIMEOUT=\"inf\" is not a number of seconds above 0 and at most 1e+09"));
+    free(m);
 }
 
 static void test_malformed(void **state)
@@ -111,6 +150,9 @@ static void test_malformed(void **state)
         {"GSHMEM_RANK", "1.5"},           {"GSHMEM_RANK", "99999999999"}, {"GSHMEM_BOOTSTRAP_TIMEOUT", "0"},
         {"GSHMEM_BOOTSTRAP_TIMEOUT", "x"}, {"GSHMEM_DEVICE", ""},
         {"GSHMEM_COLL_PROTO", "ll256"},    {"GSHMEM_COLL_LL_MAX", "big"}, {"GSHMEM_COLL_PDL", "yes"},
+        /* waits stay bounded, and the device wait's nanoseconds must fit 64 bits */
+        {"GSHMEM_DEVICE_WAIT_TIMEOUT", "inf"}, {"GSHMEM_PEER_TIMEOUT", "nan"}, {"GSHMEM_BOOTSTRAP_TIMEOUT", "2e10"},
+        {"GSHMEM_DEVICE_WAIT_TIMEOUT", "-5"},
     };
     (void)state;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -142,7 +184,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_defaults, setup), cmocka_unit_test_setup(test_sizes, setup),
         cmocka_unit_test_setup(test_values, setup),   cmocka_unit_test_setup(test_malformed, setup),
-        cmocka_unit_test_setup(test_print, setup),
+        cmocka_unit_test_setup(test_print, setup),    cmocka_unit_test_setup(test_messages, setup),
     };
     gshmemi_log_level = GSHMEMI_LOG_NONE;
     return cmocka_run_group_tests(tests, NULL, NULL);
