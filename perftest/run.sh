@@ -24,5 +24,11 @@ pt="$build/perftest"
 $run "$pt/put_bw" -b 1K -e 256M -f 4 -c 32 -t 256 "$@"
 $run "$pt/get_bw" -b 1K -e 256M -f 4 -c 32 -t 256 "$@"
 $run "$pt/p_latency" "$@"
+# the collectives' headline shapes: barrier in a kernel and on a stream, float sum allreduce,
+# fcollect and alltoall up to 8 MiB a PE, and the grid-scoped allreduce
+$run "$pt/barrier" --scope thread "$@"
 $run "$pt/barrier_on_stream" "$@"
 $run "$pt/reduce_on_stream" -b 8 -e 128M -f 4 "$@"
+$run "$pt/fcollect_on_stream" -b 8 -e 8M -f 4 "$@"
+$run "$pt/alltoall_on_stream" -b 8 -e 8M -f 4 "$@"
+$run "$pt/reduce" --scope grid -c 128 -t 512 -b 8M -e 128M -f 16 "$@"

@@ -56,93 +56,135 @@ template <typename T> static __global__ void coll_check(const T *p, size_t n, si
     }
 }
 
-/* One call of the collective on `stream` (host) for element type T: typed public routines. */
+/* The element types of the collective perftests, X(name, C type). */
+#define PT_COLL_TYPES(X) X(float, float) X(double, double) X(int, int) X(half, __half) X(bfloat16, __nv_bfloat16)
+
+/* From a kernel, the device perftests are built for float sum unless perftest/meson.build says
+ * every type and op (-Dperftest_device_types=all: some 20 CPU-minutes of nvcc). */
+#ifndef PT_DEVICE_MATRIX
+#define PT_DEVICE_MATRIX 0
+#endif
+
+/* One call of the collective on `stream` (host), overloaded on the element type. */
+#define PT_HOST_REDUCE(name, coll)                                                                                     \
+    switch (op) {                                                                                                      \
+    case GSHMEMI_OP_MAX: return shmemx_##name##_max_##coll##_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s);             \
+    case GSHMEMI_OP_MIN: return shmemx_##name##_min_##coll##_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s);             \
+    case GSHMEMI_OP_PROD: return shmemx_##name##_prod_##coll##_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s);           \
+    default: return shmemx_##name##_sum_##coll##_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s);                         \
+    }
 #define PT_HOST_TYPED(name, T)                                                                                         \
-    static int pt_host_call_##name(int kind, int op, T *dest, const T *src, size_t n, cudaStream_t s)                   \
+    static inline int pt_host_call(int kind, int op, T *dest, const T *src, size_t n, cudaStream_t s)                  \
     {                                                                                                                  \
         switch (kind) {                                                                                                \
+        case PT_BARRIER: return shmemx_barrier_on_stream(SHMEM_TEAM_WORLD, s), 0;                                      \
+        case PT_SYNC: return shmemx_sync_on_stream(SHMEM_TEAM_WORLD, s), 0;                                            \
         case PT_BCAST: return shmemx_##name##_broadcast_on_stream(SHMEM_TEAM_WORLD, dest, src, n, 0, s);               \
         case PT_FCOLLECT: return shmemx_##name##_fcollect_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s);                \
         case PT_ALLTOALL: return shmemx_##name##_alltoall_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s);                \
-        case PT_REDUCESCATTER:                                                                                         \
-            switch (op) {                                                                                              \
-            case GSHMEMI_OP_MAX: return shmemx_##name##_max_reducescatter_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s); \
-            case GSHMEMI_OP_MIN: return shmemx_##name##_min_reducescatter_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s); \
-            case GSHMEMI_OP_PROD: return shmemx_##name##_prod_reducescatter_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s); \
-            default: return shmemx_##name##_sum_reducescatter_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s);           \
-            }                                                                                                          \
-        default:                                                                                                       \
-            switch (op) {                                                                                              \
-            case GSHMEMI_OP_MAX: return shmemx_##name##_max_reduce_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s);       \
-            case GSHMEMI_OP_MIN: return shmemx_##name##_min_reduce_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s);       \
-            case GSHMEMI_OP_PROD: return shmemx_##name##_prod_reduce_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s);     \
-            default: return shmemx_##name##_sum_reduce_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s);                   \
-            }                                                                                                          \
+        case PT_REDUCESCATTER: PT_HOST_REDUCE(name, reducescatter)                                                     \
+        default: PT_HOST_REDUCE(name, reduce)                                                                          \
         }                                                                                                              \
     }
-PT_HOST_TYPED(float, float)
-PT_HOST_TYPED(double, double)
-PT_HOST_TYPED(int, int)
-PT_HOST_TYPED(half, __half)
-PT_HOST_TYPED(bfloat16, __nv_bfloat16)
+PT_COLL_TYPES(PT_HOST_TYPED)
+#undef PT_HOST_TYPED
+#undef PT_HOST_REDUCE
 
-/* From a kernel: float only; op sum. KIND is a template parameter so that each executable
- * compiles only its own collective's device code. */
-template <int KIND> static __device__ __forceinline__ int pt_dev_call(int scope, float *dest, const float *src, size_t n)
-{
-    const int kind = KIND;
-    const shmem_team_t w = SHMEM_TEAM_WORLD;
-#define PT_DEV_FORMS(call_thread, call_warp, call_block, call_grid)                                                   \
-    if (scope == 3) return call_grid;                                                                                  \
-    if (scope == PT_SCOPE_BLOCK) return call_block;                                                                    \
-    if (scope == PT_SCOPE_WARP) return threadIdx.x < 32 ? call_warp : 0;                                               \
-    return threadIdx.x == 0 ? call_thread : 0;
-    if constexpr (KIND == PT_BARRIER) {
-        PT_DEV_FORMS((shmem_barrier(w), 0), (shmemx_barrier_warp(w), 0), (shmemx_barrier_block(w), 0), -1)
-    } else if constexpr (KIND == PT_SYNC) {
-        PT_DEV_FORMS((shmem_sync(w), 0), (shmemx_sync_warp(w), 0), (shmemx_sync_block(w), 0), -1)
-    } else if constexpr (KIND == PT_BCAST) {
-        PT_DEV_FORMS(shmem_float_broadcast(w, dest, src, n, 0), shmemx_float_broadcast_warp(w, dest, src, n, 0),
-                     shmemx_float_broadcast_block(w, dest, src, n, 0), shmemx_float_broadcast_grid(w, dest, src, n, 0))
-    } else if constexpr (KIND == PT_FCOLLECT) {
-        PT_DEV_FORMS(shmem_float_fcollect(w, dest, src, n), shmemx_float_fcollect_warp(w, dest, src, n),
-                     shmemx_float_fcollect_block(w, dest, src, n), shmemx_float_fcollect_grid(w, dest, src, n))
-    } else if constexpr (KIND == PT_ALLTOALL) {
-        PT_DEV_FORMS(shmem_float_alltoall(w, dest, src, n), shmemx_float_alltoall_warp(w, dest, src, n),
-                     shmemx_float_alltoall_block(w, dest, src, n), shmemx_float_alltoall_grid(w, dest, src, n))
-    } else if constexpr (KIND == PT_REDUCESCATTER) {
-        PT_DEV_FORMS(shmem_float_sum_reducescatter(w, dest, src, n), shmemx_float_sum_reducescatter_warp(w, dest, src, n),
-                     shmemx_float_sum_reducescatter_block(w, dest, src, n), shmemx_float_sum_reducescatter_grid(w, dest, src, n))
-    } else {
-        PT_DEV_FORMS(shmem_float_sum_reduce(w, dest, src, n), shmemx_float_sum_reduce_warp(w, dest, src, n),
-                     shmemx_float_sum_reduce_block(w, dest, src, n), shmemx_float_sum_reduce_grid(w, dest, src, n))
+/* From a kernel: routine R in the scope asked for (3: the grid form), overloaded on the element
+ * type, op a template parameter. KIND and OP are template parameters so that each executable
+ * compiles only its own collective, for the ops it runs. */
+#define PT_SCOPE_GRID 3
+#define PT_DEV_FORMS(R, ...)                                                                                           \
+    if (scope == PT_SCOPE_GRID) return shmemx_##R##_grid(__VA_ARGS__);                                                 \
+    if (scope == PT_SCOPE_BLOCK) return shmemx_##R##_block(__VA_ARGS__);                                               \
+    if (scope == PT_SCOPE_WARP) return threadIdx.x < 32 ? shmemx_##R##_warp(__VA_ARGS__) : 0;                          \
+    return threadIdx.x == 0 ? shmem_##R(__VA_ARGS__) : 0;
+#define PT_DEV_REDUCE(name, coll)                                                                                      \
+    if constexpr (OP == GSHMEMI_OP_MAX) { PT_DEV_FORMS(name##_max_##coll, w, dest, src, n) }                          \
+    else if constexpr (OP == GSHMEMI_OP_MIN) { PT_DEV_FORMS(name##_min_##coll, w, dest, src, n) }                     \
+    else if constexpr (OP == GSHMEMI_OP_PROD) { PT_DEV_FORMS(name##_prod_##coll, w, dest, src, n) }                   \
+    else { PT_DEV_FORMS(name##_sum_##coll, w, dest, src, n) }
+#define PT_DEV_TYPED(name, T)                                                                                          \
+    template <int KIND, int OP>                                                                                        \
+    static __device__ __forceinline__ int pt_dev_call(int scope, T *dest, const T *src, size_t n)                      \
+    {                                                                                                                  \
+        const shmem_team_t w = SHMEM_TEAM_WORLD;                                                                       \
+        if constexpr (KIND == PT_BCAST) { PT_DEV_FORMS(name##_broadcast, w, dest, src, n, 0) }                         \
+        else if constexpr (KIND == PT_FCOLLECT) { PT_DEV_FORMS(name##_fcollect, w, dest, src, n) }                     \
+        else if constexpr (KIND == PT_ALLTOALL) { PT_DEV_FORMS(name##_alltoall, w, dest, src, n) }                     \
+        else if constexpr (KIND == PT_REDUCESCATTER) { PT_DEV_REDUCE(name, reducescatter) }                            \
+        else { PT_DEV_REDUCE(name, reduce) }                                                                           \
     }
-    (void)kind;
+PT_COLL_TYPES(PT_DEV_TYPED)
+#undef PT_DEV_TYPED
+#undef PT_DEV_REDUCE
 #undef PT_DEV_FORMS
-}
 
-template <int KIND> static __global__ void __launch_bounds__(1024) pt_dev_kernel(int scope, float *dest, const float *src, size_t n, int iters, int *errors)
+/* barrier and sync have no grid form */
+template <int KIND> static __device__ __forceinline__ int pt_dev_sync(int scope)
 {
-    for (int i = 0; i < iters; i++)
-        if (pt_dev_call<KIND>(scope, dest, src, n)) atomicAdd(errors, 1);
+    const shmem_team_t w = SHMEM_TEAM_WORLD;
+    if (scope == PT_SCOPE_GRID) return -1;
+    if constexpr (KIND == PT_BARRIER) {
+        if (scope == PT_SCOPE_BLOCK) shmemx_barrier_block(w);
+        else if (scope == PT_SCOPE_WARP) { if (threadIdx.x < 32) shmemx_barrier_warp(w); }
+        else if (threadIdx.x == 0) shmem_barrier(w);
+    } else {
+        if (scope == PT_SCOPE_BLOCK) shmemx_sync_block(w);
+        else if (scope == PT_SCOPE_WARP) { if (threadIdx.x < 32) shmemx_sync_warp(w); }
+        else if (threadIdx.x == 0) shmem_sync(w);
+    }
+    return 0;
 }
 
+template <int KIND, int OP, typename T>
+static __global__ void __launch_bounds__(1024) pt_dev_kernel(int scope, T *dest, const T *src, size_t n, int iters, int *errors)
+{
+    for (int i = 0; i < iters; i++) {
+        int rc;
+        if constexpr (KIND == PT_BARRIER || KIND == PT_SYNC) rc = pt_dev_sync<KIND>(scope);
+        else rc = pt_dev_call<KIND, OP>(scope, dest, src, n);
+        if (rc) atomicAdd(errors, 1);
+    }
+}
+
+/* The kernel for `op`: reductions have one per op (every op only in a PT_DEVICE_MATRIX build, the
+ * caller checks), the others one. */
+template <int KIND, typename T> static const void *pt_dev_kernel_for(int op)
+{
+    if constexpr (PT_DEVICE_MATRIX && (KIND == PT_REDUCE || KIND == PT_REDUCESCATTER)) {
+        switch (op) {
+        case GSHMEMI_OP_MAX: return (const void *)pt_dev_kernel<KIND, GSHMEMI_OP_MAX, T>;
+        case GSHMEMI_OP_MIN: return (const void *)pt_dev_kernel<KIND, GSHMEMI_OP_MIN, T>;
+        case GSHMEMI_OP_PROD: return (const void *)pt_dev_kernel<KIND, GSHMEMI_OP_PROD, T>;
+        default: break;
+        }
+    }
+    (void)op;
+    return (const void *)pt_dev_kernel<KIND, GSHMEMI_OP_SUM, T>;
+}
+
+static const char *const pt_op_names[GSHMEMI_OP_COUNT] = {"and", "or", "xor", "min", "max", "sum", "prod"};
+
+/* --op: sum (the default), max, min or prod; -1 for anything else. */
 static int pt_parse_op(const char *op)
 {
-    if (!op || !strcmp(op, "sum")) return GSHMEMI_OP_SUM;
-    if (!strcmp(op, "max")) return GSHMEMI_OP_MAX;
-    if (!strcmp(op, "min")) return GSHMEMI_OP_MIN;
-    if (!strcmp(op, "prod")) return GSHMEMI_OP_PROD;
+    if (!op) return GSHMEMI_OP_SUM;
+    const int ops[] = {GSHMEMI_OP_SUM, GSHMEMI_OP_MAX, GSHMEMI_OP_MIN, GSHMEMI_OP_PROD};
+    for (int op_ : ops)
+        if (!strcmp(op, pt_op_names[op_])) return op_;
     return -1;
 }
 
+/* One element type: every size from -b to -e, timed, then checked once. */
 template <int KIND, int DEVICE, typename T> static int pt_coll_run(pt_opts_t *o, int grid, const char *tname)
 {
     const int kind = KIND, device = DEVICE;
     const int me = shmem_my_pe(), npes = shmem_n_pes(), op = pt_parse_op(o->op);
     const size_t es = sizeof(T);
-    const int with_data = kind != PT_BARRIER && kind != PT_SYNC;
+    const int with_data = kind != PT_BARRIER && kind != PT_SYNC, with_op = kind == PT_REDUCE || kind == PT_REDUCESCATTER;
     const char *names[] = {"algbw(GB/s)"};
+    const char *scope_name = device ? (grid ? "grid" : pt_scope_names[o->scope]) : "stream";
     size_t maxb = with_data ? o->max_size : 0;
     size_t sblk = kind == PT_ALLTOALL || kind == PT_REDUCESCATTER ? (size_t)npes : 1;
     size_t dblk = kind == PT_ALLTOALL || kind == PT_FCOLLECT ? (size_t)npes : 1;
@@ -152,64 +194,49 @@ template <int KIND, int DEVICE, typename T> static int pt_coll_run(pt_opts_t *o,
     cudaStream_t s;
     char shape[96];
 
-    if (op < 0 || (device && op != GSHMEMI_OP_SUM)) PT_FAIL(o, "--op %s: not one of sum, max, min, prod (from a kernel: sum)", o->op);
+    if (!src || !dest) PT_FAIL(o, "shmem_malloc of %zu bytes failed", maxb * (sblk > dblk ? sblk : dblk) + 256);
     PT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     PT_CUDA(cudaMalloc((void **)&bad_d, sizeof(bad)));
     PT_CUDA(cudaMalloc((void **)&errors_d, sizeof(int)));
     PT_CUDA(cudaMemset(errors_d, 0, sizeof(int)));
     if (with_data) coll_fill<T><<<264, 256>>>(src, maxb / es * sblk, me, op);
+    PT_CUDA(cudaGetLastError());
     PT_CUDA(cudaDeviceSynchronize());
     if (device)
-        snprintf(shape, sizeof(shape), "from a kernel, %s scope%s, %s", grid ? "grid" : pt_scope_names[o->scope],
-                 grid ? "" : "", tname);
+        snprintf(shape, sizeof(shape), "from a kernel, %s scope%s%s", scope_name, with_data ? ", " : "", with_data ? tname : "");
     else
-        snprintf(shape, sizeof(shape), "on stream, %d calls per CUDA graph, %s %s", o->iters, tname,
-                 kind >= PT_REDUCE ? (o->op ? o->op : "sum") : "");
-    if (me == 0) pt_header_ex(o, pt_coll_names[kind], shape, 0, with_data ? 1 : 0, names);
+        snprintf(shape, sizeof(shape), "on stream, %d calls per CUDA graph%s%s", o->iters, with_data ? ", " : "",
+                 with_data ? tname : "");
+    if (me == 0) pt_header_ex(o, pt_coll_names[kind], shape, with_op, with_data ? 1 : 0, names);
     shmem_barrier_all();
 
     for (size_t size = with_data ? o->min_size : 0; size <= maxb; size = size ? size * o->step_factor : maxb + 1) {
         size_t n = size / es;
         if (with_data && n == 0) continue;
         float ms = 0;
-        cudaGraphExec_t exec = NULL;
-        int threads = grid ? o->threads : o->scope == PT_SCOPE_BLOCK ? o->threads : o->scope == PT_SCOPE_WARP ? 32 : 1;
         if constexpr (DEVICE) {
-            float *fd = (float *)dest, *fs = (float *)src; /* from a kernel: float only */
-            int scope = grid ? 3 : o->scope;
-            void *args[] = {(void *)&scope, (void *)&fd, (void *)&fs, (void *)&n, (void *)&o->warmup, (void *)&errors_d};
+            int scope = grid ? PT_SCOPE_GRID : o->scope;
+            int threads = grid || o->scope == PT_SCOPE_BLOCK ? o->threads : o->scope == PT_SCOPE_WARP ? 32 : 1;
+            dim3 ctas(grid ? o->ctas : 1), block(threads);
+            const void *fn = pt_dev_kernel_for<KIND, T>(op);
+            void *args[] = {(void *)&scope, (void *)&dest, (void *)&src, (void *)&n, (void *)&o->warmup, (void *)&errors_d};
+#define PT_LAUNCH() (grid ? cudaLaunchCooperativeKernel(fn, ctas, block, args, 0, s) : cudaLaunchKernel(fn, ctas, block, args, 0, s))
             shmem_barrier_all();
-            if (grid) PT_CUDA(cudaLaunchCooperativeKernel((void *)pt_dev_kernel<KIND>, o->ctas, threads, args, 0, s));
-            else pt_dev_kernel<KIND><<<1, threads, 0, s>>>(scope, fd, fs, n, o->warmup, errors_d);
-            PT_CUDA(cudaGetLastError());
+            PT_CUDA(PT_LAUNCH());
             PT_CUDA(cudaStreamSynchronize(s));
             shmem_barrier_all();
             args[4] = (void *)&o->iters;
-            if (grid) PT_TIME_MS(ms, s, PT_CUDA(cudaLaunchCooperativeKernel((void *)pt_dev_kernel<KIND>, o->ctas, threads, args, 0, s)));
-            else PT_TIME_MS(ms, s, (pt_dev_kernel<KIND><<<1, threads, 0, s>>>(scope, fd, fs, n, o->iters, errors_d)));
+            PT_TIME_MS(ms, s, PT_CUDA(PT_LAUNCH()));
+#undef PT_LAUNCH
             ms /= o->iters;
         } else {
             cudaGraph_t graph;
+            cudaGraphExec_t exec;
             /* one call outside the graph first: argument errors are reported here, not in capture */
-            int rc = kind == PT_BARRIER ? (shmemx_barrier_on_stream(SHMEM_TEAM_WORLD, s), 0)
-                     : kind == PT_SYNC  ? (shmemx_sync_on_stream(SHMEM_TEAM_WORLD, s), 0)
-                     : es == 4 && !strcmp(tname, "float") ? pt_host_call_float(kind, op, (float *)dest, (const float *)src, n, s)
-                     : es == 4 ? pt_host_call_int(kind, op, (int *)dest, (const int *)src, n, s)
-                     : es == 8 ? pt_host_call_double(kind, op, (double *)dest, (const double *)src, n, s)
-                     : !strcmp(tname, "half") ? pt_host_call_half(kind, op, (__half *)dest, (const __half *)src, n, s)
-                                              : pt_host_call_bfloat16(kind, op, (__nv_bfloat16 *)dest, (const __nv_bfloat16 *)src, n, s);
-            if (rc) PT_FAIL(o, "%s of %zu bytes failed", pt_coll_names[kind], size);
+            if (pt_host_call(kind, op, dest, src, n, s)) PT_FAIL(o, "%s of %zu bytes failed", pt_coll_names[kind], size);
             PT_CUDA(cudaStreamSynchronize(s));
             PT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-            for (int i = 0; i < o->iters; i++) {
-                if (kind == PT_BARRIER) shmemx_barrier_on_stream(SHMEM_TEAM_WORLD, s);
-                else if (kind == PT_SYNC) shmemx_sync_on_stream(SHMEM_TEAM_WORLD, s);
-                else if (es == 4 && !strcmp(tname, "float")) pt_host_call_float(kind, op, (float *)dest, (const float *)src, n, s);
-                else if (es == 4) pt_host_call_int(kind, op, (int *)dest, (const int *)src, n, s);
-                else if (es == 8) pt_host_call_double(kind, op, (double *)dest, (const double *)src, n, s);
-                else if (!strcmp(tname, "half")) pt_host_call_half(kind, op, (__half *)dest, (const __half *)src, n, s);
-                else pt_host_call_bfloat16(kind, op, (__nv_bfloat16 *)dest, (const __nv_bfloat16 *)src, n, s);
-            }
+            for (int i = 0; i < o->iters; i++) pt_host_call(kind, op, dest, src, n, s);
             PT_CUDA(cudaStreamEndCapture(s, &graph));
             PT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
             PT_CUDA(cudaGraphDestroy(graph));
@@ -233,8 +260,8 @@ template <int KIND, int DEVICE, typename T> static int pt_coll_run(pt_opts_t *o,
         if (errors) PT_FAIL(o, "%s returned errors in the kernel (%d)", pt_coll_names[kind], errors);
         if (me == 0) {
             double us = ms * 1000.0, v[1] = {(double)size / (us * 1e3)};
-            pt_row_ex(o, NULL, device ? (grid ? "grid" : pt_scope_names[o->scope]) : "stream", tname, size, us, with_data ? 1 : 0,
-                      names, v);
+            pt_row_ex(o, with_op ? pt_op_names[op] : NULL, scope_name, with_data ? tname : NULL, size, us,
+                      with_data ? 1 : 0, names, v);
         }
         shmem_barrier_all();
     }
@@ -246,9 +273,16 @@ template <int KIND, int DEVICE, typename T> static int pt_coll_run(pt_opts_t *o,
     return 0;
 }
 
+/* From a kernel, each element type is a translation unit of its own (device/coll/typed.cu, built
+ * once per type by perftest/meson.build), so a parallel build compiles the types side by side. */
+#define PT_DEV_ENTRY(name, T) int pt_dev_run_##name(pt_opts_t *o, int grid);
+PT_COLL_TYPES(PT_DEV_ENTRY)
+#undef PT_DEV_ENTRY
+
 template <int KIND, int DEVICE> static int pt_coll_main(int argc, char **argv)
 {
     const int kind = KIND, device = DEVICE;
+    const int with_data = kind != PT_BARRIER && kind != PT_SYNC, with_op = kind == PT_REDUCE || kind == PT_REDUCESCATTER;
     pt_opts_t o = {8, 128 << 20, 4, 100, 2, 32, 512, 0, 0, NULL};
     int grid = 0;
     /* --scope grid is taken before the common parser, which knows thread/warp/block */
@@ -257,23 +291,39 @@ template <int KIND, int DEVICE> static int pt_coll_main(int argc, char **argv)
             grid = 1;
             argv[i + 1] = (char *)"block";
         }
-    o.accepts = PT_ACCEPT_TYPE | (kind >= PT_REDUCE ? PT_ACCEPT_OP : 0) | (device ? PT_ACCEPT_SCOPE : 0);
+    o.accepts = (with_data ? PT_ACCEPT_TYPE : 0) | (with_op ? PT_ACCEPT_OP : 0) | (device ? PT_ACCEPT_SCOPE : 0);
     o.scope = PT_SCOPE_BLOCK;
     /* from a kernel, one launch times all iterations: barrier and sync get enough of them that
      * the launch and the PEs' start skew vanish (as NVSHMEM's barrier perftest), data calls 20 */
-    if (device) o.iters = kind == PT_BARRIER || kind == PT_SYNC ? 1000 : 20;
+    if (device) o.iters = with_data ? 20 : 1000;
     pt_parse(argc, argv, &o);
-    if (grid && !device) PT_FAIL(&o, "--scope grid is for the device perftests");
     pt_init(&o);
+    if (grid && (!device || !with_data)) PT_FAIL(&o, "--scope grid: only the device data collectives have a grid form");
+    if (pt_parse_op(o.op) < 0) PT_FAIL(&o, "--op %s: not one of sum, max, min, prod", o.op);
     const char *t = o.type ? o.type : "float";
-    if (device && strcmp(t, "float")) PT_FAIL(&o, "--type %s: the device perftests run float", t);
-    int rc = 1;
-    if (!strcmp(t, "float")) rc = pt_coll_run<KIND, DEVICE, float>(&o, grid, "float");
-    else if (!strcmp(t, "double")) rc = pt_coll_run<KIND, DEVICE, double>(&o, grid, "double");
-    else if (!strcmp(t, "int")) rc = pt_coll_run<KIND, DEVICE, int>(&o, grid, "int");
-    else if (!strcmp(t, "half")) rc = pt_coll_run<KIND, DEVICE, __half>(&o, grid, "half");
-    else if (!strcmp(t, "bfloat16")) rc = pt_coll_run<KIND, DEVICE, __nv_bfloat16>(&o, grid, "bfloat16");
-    else PT_FAIL(&o, "--type %s: not one of float, double, int, half, bfloat16", t);
+    int known = 0;
+#define PT_KNOWN(name, T) known |= !strcmp(t, #name);
+    PT_COLL_TYPES(PT_KNOWN)
+#undef PT_KNOWN
+    if (!known) PT_FAIL(&o, "--type %s: not one of float, double, int, half, bfloat16", t);
+    if (device && !PT_DEVICE_MATRIX && (strcmp(t, "float") || pt_parse_op(o.op) != GSHMEMI_OP_SUM))
+        PT_FAIL(&o, "--type %s --op %s: this build runs the device collectives in float sum only "
+                    "(meson configure -Dperftest_device_types=all builds every type and op)", t, o.op ? o.op : "sum");
+    int rc = -1; /* each run returns 0 or fails the job */
+    if constexpr (DEVICE) {
+#define PT_DEV_RUN(name, T) if (rc < 0 && !strcmp(t, #name)) rc = pt_dev_run_##name(&o, grid);
+#if PT_DEVICE_MATRIX
+        if constexpr (KIND == PT_BARRIER || KIND == PT_SYNC) rc = pt_dev_run_float(&o, grid); /* no types */
+        else { PT_COLL_TYPES(PT_DEV_RUN) }
+#else
+        PT_DEV_RUN(float, float)
+#endif
+#undef PT_DEV_RUN
+    } else {
+#define PT_HOST_RUN(name, T) if (rc < 0 && !strcmp(t, #name)) rc = pt_coll_run<KIND, 0, T>(&o, 0, #name);
+        PT_COLL_TYPES(PT_HOST_RUN)
+#undef PT_HOST_RUN
+    }
     shmem_finalize();
     return rc;
 }

@@ -466,8 +466,20 @@ int main(int argc, char **argv)
         fill_kernel<float><<<264, 256>>>(gsrc, gn, me, GSHMEMI_OP_SUM);
         GT_CUDA(cudaDeviceSynchronize());
         shmem_barrier_all();
+        /* 16 CTAs, or as many as fit at once where PEs share a GPU (MPS gives each a share of the
+         * SMs); every member must launch the same grid, so the PEs agree on the smallest */
+        int *fit = (int *)shmem_malloc(2 * sizeof(int)), per_sm = 0, sms = 0, dev = 0, ctas;
+        GT_CUDA(cudaGetDevice(&dev));
+        GT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        GT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, grid_kernel, 512, 0));
+        ctas = per_sm * sms < 16 ? per_sm * sms : 16;
+        GT_CUDA(cudaMemcpy(fit, &ctas, sizeof(int), cudaMemcpyHostToDevice));
+        EXPECT(shmem_int_min_reduce(SHMEM_TEAM_WORLD, fit + 1, fit, 1) == 0, "int_min_reduce of the grid size failed");
+        GT_CUDA(cudaMemcpy(&ctas, fit + 1, sizeof(int), cudaMemcpyDeviceToHost));
+        shmem_free(fit);
+        EXPECT(ctas >= 1, "grid_kernel: no 512-thread CTA fits on this GPU (%d SMs, %d per SM)", sms, per_sm);
         void *args[] = {(void *)&world.team, (void *)&gdest, (void *)&gsrc, (void *)&gn, (void *)&rc};
-        GT_CUDA(cudaLaunchCooperativeKernel((void *)grid_kernel, 16, 512, args, 0, 0));
+        GT_CUDA(cudaLaunchCooperativeKernel((void *)grid_kernel, ctas, 512, args, 0, 0));
         GT_CUDA(cudaDeviceSynchronize());
         std::vector<float> hg(gn);
         GT_CUDA(cudaMemcpy(hg.data(), gdest, gn * 4, cudaMemcpyDeviceToHost));
