@@ -19,6 +19,14 @@ static int finish(const char *routine, int rc)
     return 0;
 }
 
+int gshmemi_host_initialized(void) { return gshmemi_state.initialized; }
+
+int gshmemi_host_launch_error(const char *routine, const char *reason)
+{
+    GSHMEMI_ERROR("coll", "%s: %s", routine ? routine : "(launch)", reason ? reason : "failed");
+    return -1;
+}
+
 int gshmemi_coll_host(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op)
 {
     if (!gshmemi_state.initialized) {

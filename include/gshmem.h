@@ -24,6 +24,13 @@ void shmem_finalize(void);
 void shmem_global_exit(int status);
 void shmem_info_get_version(int *major, int *minor);
 void shmem_info_get_name(char *name); /* name holds SHMEM_MAX_NAME_LEN bytes */
+/* shmem_init with a thread level: *provided is SHMEM_THREAD_FUNNELED at most (the host side keeps
+ * no locks and the CUDA device is current only in the thread that initialized). 0, or -1. */
+int shmem_init_thread(int requested, int *provided);
+void shmem_query_thread(int *provided);
+/* 1 if `pe` can be reached (every PE of the job can), or `addr` (in the symmetric heap) on it. */
+int shmem_pe_accessible(int pe);
+int shmem_addr_accessible(const void *addr, int pe);
 
 /* Unique-id bootstrap, for frameworks that have their own launcher: rank 0 calls
  * shmemx_get_uniqueid, passes the id to every rank, and each calls shmemx_init_attr. */

@@ -24,6 +24,14 @@ void *gshmemi_host_ptr(const void *dest, int pe)
     return gshmemi_state.peer_base[pe] + ((const char *)dest - gshmemi_state.heap.my_base);
 }
 
+static int pe_accessible(const char *routine, int pe)
+{
+    REQUIRE_INIT(routine, 0);
+    return pe >= 0 && pe < gshmemi_state.n_pes && (pe == gshmemi_state.my_pe || gshmemi_state.pe_transport[pe] != NULL);
+}
+int shmem_pe_accessible(int pe) { return pe_accessible(__func__, pe); }
+int shmem_addr_accessible(const void *addr, int pe) { return pe_accessible(__func__, pe) && gshmemi_in_heap(addr, 1); }
+
 static void *symmetric_alloc(const char *routine, size_t size, size_t align)
 {
     gshmemi_state_t *st = &gshmemi_state;

@@ -273,6 +273,26 @@ void shmem_init(void)
     if (shmemx_init_attr(SHMEMX_INIT_DEFAULT, NULL) != GSHMEMI_OK) exit(EXIT_FAILURE);
 }
 
+/* The host side keeps no locks, and the PE's CUDA device is current only in the thread that
+ * initialized: one thread calls gshmem (FUNNELED), whatever was asked. */
+int shmem_init_thread(int requested, int *provided)
+{
+    if (requested < SHMEM_THREAD_SINGLE || requested > SHMEM_THREAD_MULTIPLE) {
+        GSHMEMI_ERROR("init", "shmem_init_thread: requested %d is not a SHMEM_THREAD_* level", requested);
+        return -1;
+    }
+    if (shmemx_init_attr(SHMEMX_INIT_DEFAULT, NULL) != GSHMEMI_OK) return -1;
+    if (provided) *provided = SHMEM_THREAD_FUNNELED;
+    return 0;
+}
+
+void shmem_query_thread(int *provided)
+{
+    if (!provided) GSHMEMI_ERROR("init", "shmem_query_thread: provided is NULL");
+    else if (!gshmemi_state.initialized) GSHMEMI_ERROR("init", "shmem_query_thread called before shmem_init");
+    else *provided = SHMEM_THREAD_FUNNELED;
+}
+
 int shmemx_get_uniqueid(shmemx_uniqueid_t *uid)
 {
     if (!uid) {

@@ -44,19 +44,84 @@ GSHMEMI_HD int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_
                                   gshmemi_host_team_translate_pe(src_team, src_pe, dest_team));
 }
 
-/* The grid form: CTA b is slice b (CTAs past the slice limit only wait at the grid sync). */
+/* The grid form: CTA b (numbered across every grid dimension) is slice b; CTAs past the slice
+ * limit only wait at the grid sync. */
 template <int OP, typename T> GSHMEMI_DEV int gshmemi_coll_grid(shmem_team_t team, gshmemi_coll_args_t a, const char *routine)
 {
     gshmemi_team_dev_t t = gshmemi_team_get(team, routine);
     if (t.my_idx < 0) return -1;
     a.proto = gshmemi_coll_proto(t, a, GSHMEMI_SCOPE_BLOCK);
-    int most = gshmemi_proto_slices(&t, a.proto);
-    int slices = (int)gridDim.x < most ? (int)gridDim.x : most;
+    const unsigned ctas = gridDim.x * gridDim.y * gridDim.z;
+    const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    const unsigned most = (unsigned)gshmemi_proto_slices(&t, a.proto);
+    const int slices = (int)(ctas < most ? ctas : most);
     __syncthreads();
-    if ((int)blockIdx.x < slices)
-        gshmemi_coll_slice<OP, T>(t, a, blockIdx.x, slices, gshmemi_scope_tid(GSHMEMI_SCOPE_BLOCK),
+    if ((int)cta < slices)
+        gshmemi_coll_slice<OP, T>(t, a, (int)cta, slices, gshmemi_scope_tid(GSHMEMI_SCOPE_BLOCK),
                                   gshmemi_scope_size(GSHMEMI_SCOPE_BLOCK), GSHMEMI_SCOPE_BLOCK);
     cooperative_groups::this_grid().sync();
+    return 0;
+}
+
+/* ---- launching kernels that call the _grid forms ----
+ * Such a kernel needs every CTA resident at once: a cooperative launch whose grid fits this PE's
+ * GPU (its share of the SMs under MPS), with the same grid on every member of the team. These
+ * run in the caller's translation unit, since a statically linked CUDA runtime only knows the
+ * kernels of its own module; they return 0, or -1 with a logged reason. */
+static inline int gshmemi_launch_fit(const char *routine, const void *func, dim3 block, size_t shared_mem, int *fit)
+{
+    char why[256];
+    int dev = 0, sms = 0, per_sm = 0;
+    const unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
+    cudaError_t e;
+    if (!func) return gshmemi_host_launch_error(routine, "func is NULL");
+    if (threads == 0 || threads > 1024) {
+        snprintf(why, sizeof(why), "block of %u x %u x %u threads: a CTA has 1 to 1024", block.x, block.y, block.z);
+        return gshmemi_host_launch_error(routine, why);
+    }
+    if (!gshmemi_host_initialized()) return gshmemi_host_launch_error(routine, "called before shmem_init");
+    if ((e = cudaGetDevice(&dev)) != cudaSuccess || (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
+        (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, func, (int)threads, shared_mem)) != cudaSuccess) {
+        snprintf(why, sizeof(why), "cannot size the grid: %s", cudaGetErrorString(e));
+        return gshmemi_host_launch_error(routine, why);
+    }
+    if (per_sm < 1) {
+        snprintf(why, sizeof(why), "not one CTA of %llu threads and %zu bytes of dynamic shared memory fits an SM "
+                 "(registers or shared memory)", threads, shared_mem);
+        return gshmemi_host_launch_error(routine, why);
+    }
+    *fit = per_sm * sms;
+    return 0;
+}
+
+/* The most CTAs of `block` that can run `func` at once on this PE's GPU. */
+static inline int shmemx_collective_launch_query_gridsize(const void *func, dim3 block, void **args, size_t shared_mem,
+                                                          int *gridsize)
+{
+    (void)args; /* kept for the shape of the launch call */
+    if (!gridsize) return gshmemi_host_launch_error(__func__, "gridsize is NULL");
+    return gshmemi_launch_fit(__func__, func, block, shared_mem, gridsize);
+}
+
+/* A cooperative launch of `func`, refused (not hung) when the grid cannot be resident at once. */
+static inline int shmemx_collective_launch(const void *func, dim3 grid, dim3 block, void **args, size_t shared_mem,
+                                           cudaStream_t stream)
+{
+    char why[320];
+    int fit = 0;
+    const unsigned long long ctas = (unsigned long long)grid.x * grid.y * grid.z;
+    if (ctas == 0) return gshmemi_host_launch_error(__func__, "grid of 0 CTAs");
+    if (gshmemi_launch_fit(__func__, func, block, shared_mem, &fit)) return -1;
+    if (ctas > (unsigned long long)fit) {
+        snprintf(why, sizeof(why), "grid of %llu CTAs: at most %d of %u x %u x %u threads fit this GPU at once "
+                 "(shmemx_collective_launch_query_gridsize); every CTA must be resident", ctas, fit, block.x, block.y, block.z);
+        return gshmemi_host_launch_error(__func__, why);
+    }
+    cudaError_t e = cudaLaunchCooperativeKernel(func, grid, block, args, shared_mem, stream);
+    if (e != cudaSuccess) {
+        snprintf(why, sizeof(why), "cudaLaunchCooperativeKernel: %s", cudaGetErrorString(e));
+        return gshmemi_host_launch_error(__func__, why);
+    }
     return 0;
 }
 

@@ -42,6 +42,12 @@ void shmemx_sync_all_on_stream(struct CUstream_st *stream);
 /* Host side of barrier/sync (one operation over P2P: see device/team.cuh). */
 int gshmemi_host_barrier(shmem_team_t team, const char *routine);
 
+/* The library side of shmemx_collective_launch (gshmem/coll.cuh), whose CUDA calls must run in the
+ * caller's module: is the PE initialized, and the error report (logs `reason` for `routine`,
+ * returns -1). */
+int gshmemi_host_initialized(void);
+int gshmemi_host_launch_error(const char *routine, const char *reason);
+
 /* One collective call; kind is GSHMEMI_COLL_*, dtype/op only matter for reductions. */
 int gshmemi_coll_host(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op);
 int gshmemi_coll_stream(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op,

@@ -76,6 +76,8 @@ GSHMEMI_HD_INLINE int gshmemi_cmp(int cmp, long long a, long long b)
 #define GSHMEM_VERSION_MAJOR 0
 #define GSHMEM_VERSION_MINOR 1
 #define GSHMEM_VERSION_PATCH 0
+/* Thread levels (shmem_init_thread). */
+enum { SHMEM_THREAD_SINGLE = 0, SHMEM_THREAD_FUNNELED = 1, SHMEM_THREAD_SERIALIZED = 2, SHMEM_THREAD_MULTIPLE = 3 };
 
 /* ---- teams ---- */
 typedef int shmem_team_t;

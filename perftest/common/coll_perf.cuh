@@ -220,6 +220,9 @@ template <int KIND, int DEVICE, typename T> static int pt_coll_run(pt_opts_t *o,
             dim3 ctas(grid ? o->ctas : 1), block(threads);
             const void *fn = pt_dev_kernel_for<KIND, T>(op);
             void *args[] = {(void *)&scope, (void *)&dest, (void *)&src, (void *)&n, (void *)&o->warmup, (void *)&errors_d};
+            int fit = 0;
+            if (grid && (shmemx_collective_launch_query_gridsize(fn, block, args, 0, &fit) || o->ctas > fit))
+                PT_FAIL(o, "--scope grid -c %d -t %d: at most %d such CTAs fit this GPU at once", o->ctas, threads, fit);
 #define PT_LAUNCH() (grid ? cudaLaunchCooperativeKernel(fn, ctas, block, args, 0, s) : cudaLaunchKernel(fn, ctas, block, args, 0, s))
             shmem_barrier_all();
             PT_CUDA(PT_LAUNCH());

@@ -468,18 +468,21 @@ int main(int argc, char **argv)
         shmem_barrier_all();
         /* 16 CTAs, or as many as fit at once where PEs share a GPU (MPS gives each a share of the
          * SMs); every member must launch the same grid, so the PEs agree on the smallest */
-        int *fit = (int *)shmem_malloc(2 * sizeof(int)), per_sm = 0, sms = 0, dev = 0, ctas;
-        GT_CUDA(cudaGetDevice(&dev));
-        GT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        GT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, grid_kernel, 512, 0));
-        ctas = per_sm * sms < 16 ? per_sm * sms : 16;
+        int *fit = (int *)shmem_malloc(2 * sizeof(int)), most = 0, ctas;
+        void *args[] = {(void *)&world.team, (void *)&gdest, (void *)&gsrc, (void *)&gn, (void *)&rc};
+        EXPECT(shmemx_collective_launch_query_gridsize((const void *)grid_kernel, 512, args, 0, &most) == 0 && most >= 1,
+               "shmemx_collective_launch_query_gridsize: %d", most);
+        /* a grid larger than fits is refused, not launched (it would hang at the grid sync) */
+        EXPECT(shmemx_collective_launch((const void *)grid_kernel, most + 1, 512, args, 0, 0) == -1,
+               "a grid of %d CTAs, one more than fit, was launched", most + 1);
+        ctas = most < 16 ? most : 16;
         GT_CUDA(cudaMemcpy(fit, &ctas, sizeof(int), cudaMemcpyHostToDevice));
         EXPECT(shmem_int_min_reduce(SHMEM_TEAM_WORLD, fit + 1, fit, 1) == 0, "int_min_reduce of the grid size failed");
         GT_CUDA(cudaMemcpy(&ctas, fit + 1, sizeof(int), cudaMemcpyDeviceToHost));
         shmem_free(fit);
-        EXPECT(ctas >= 1, "grid_kernel: no 512-thread CTA fits on this GPU (%d SMs, %d per SM)", sms, per_sm);
-        void *args[] = {(void *)&world.team, (void *)&gdest, (void *)&gsrc, (void *)&gn, (void *)&rc};
-        GT_CUDA(cudaLaunchCooperativeKernel((void *)grid_kernel, ctas, 512, args, 0, 0));
+        /* a 2-D grid: the CTAs are numbered across both dimensions */
+        dim3 grid2 = ctas % 2 == 0 ? dim3(ctas / 2, 2) : dim3(ctas);
+        EXPECT(shmemx_collective_launch((const void *)grid_kernel, grid2, 512, args, 0, 0) == 0, "grid launch of %d CTAs", ctas);
         GT_CUDA(cudaDeviceSynchronize());
         std::vector<float> hg(gn);
         GT_CUDA(cudaMemcpy(hg.data(), gdest, gn * 4, cudaMemcpyDeviceToHost));

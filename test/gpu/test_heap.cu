@@ -30,6 +30,16 @@ int main(void)
     cudaStream_t busy;
     long *words = (long *)shmem_calloc(npes, sizeof(long));
     GT_CHECK(words != NULL, "shmem_calloc");
+    {
+        int level = -1, on_stack = 0;
+        shmem_query_thread(&level);
+        GT_CHECK(level == SHMEM_THREAD_FUNNELED, "shmem_query_thread: %d", level);
+        for (int pe = 0; pe < npes; pe++)
+            GT_CHECK(shmem_pe_accessible(pe) == 1 && shmem_addr_accessible(words + 1, pe) == 1 &&
+                         shmem_addr_accessible(&on_stack, pe) == 0,
+                     "accessibility of PE %d", pe);
+        GT_CHECK(shmem_pe_accessible(npes) == 0 && shmem_pe_accessible(-1) == 0, "PEs out of range are accessible");
+    }
     GT_CUDA(cudaStreamCreateWithFlags(&busy, cudaStreamNonBlocking));
     shmem_barrier_all();
     keep_busy<<<1, 1, 0, busy>>>(words, rounds);

@@ -21,6 +21,16 @@ int main(void)
         fprintf(stderr, "the library acts initialized after a failed init\n");
         return 1;
     }
+    int level = -7;
+    if (shmem_init_thread(9, &level) != -1 || shmem_init_thread(SHMEM_THREAD_MULTIPLE, &level) != -1 || level != -7) {
+        fprintf(stderr, "shmem_init_thread took a bad level, or succeeded without a GPU\n");
+        return 1;
+    }
+    shmem_query_thread(&level);
+    if (level != -7 || shmem_pe_accessible(0) != 0 || shmem_addr_accessible(&level, 0) != 0) {
+        fprintf(stderr, "thread or accessibility queries answer after a failed init\n");
+        return 1;
+    }
     /* Teams, barriers and collectives after the failed init: errors, no crash. */
     shmem_team_t team = 7;
     int buf[4] = {0};
