@@ -59,8 +59,8 @@ template <typename T> static __global__ void coll_check(const T *p, size_t n, si
 /* The element types of the collective perftests, X(name, C type). */
 #define PT_COLL_TYPES(X) X(float, float) X(double, double) X(int, int) X(half, __half) X(bfloat16, __nv_bfloat16)
 
-/* From a kernel, the device perftests are built for float sum unless perftest/meson.build says
- * every type and op (-Dperftest_device_types=all: some 20 CPU-minutes of nvcc). */
+/* From a kernel, the device perftests are built for every type and op unless perftest/meson.build
+ * says float sum only (-Dperftest_device_types=float, a quicker build). */
 #ifndef PT_DEVICE_MATRIX
 #define PT_DEVICE_MATRIX 0
 #endif
@@ -90,23 +90,24 @@ PT_COLL_TYPES(PT_HOST_TYPED)
 #undef PT_HOST_TYPED
 #undef PT_HOST_REDUCE
 
-/* From a kernel: routine R in the scope asked for (3: the grid form), overloaded on the element
- * type, op a template parameter. KIND and OP are template parameters so that each executable
- * compiles only its own collective, for the ops it runs. */
+/* From a kernel: routine R in scope SCOPE (PT_SCOPE_GRID: the grid form), overloaded on the element
+ * type. KIND, OP and SCOPE are template parameters so that each executable compiles only its own
+ * collective, for the ops it runs, and each kernel holds one form: a kernel that switched between
+ * the four at run time would need more registers than any one of them, and spill. */
 #define PT_SCOPE_GRID 3
 #define PT_DEV_FORMS(R, ...)                                                                                           \
-    if (scope == PT_SCOPE_GRID) return shmemx_##R##_grid(__VA_ARGS__);                                                 \
-    if (scope == PT_SCOPE_BLOCK) return shmemx_##R##_block(__VA_ARGS__);                                               \
-    if (scope == PT_SCOPE_WARP) return threadIdx.x < 32 ? shmemx_##R##_warp(__VA_ARGS__) : 0;                          \
-    return threadIdx.x == 0 ? shmem_##R(__VA_ARGS__) : 0;
+    if constexpr (SCOPE == PT_SCOPE_GRID) return shmemx_##R##_grid(__VA_ARGS__);                                      \
+    else if constexpr (SCOPE == PT_SCOPE_BLOCK) return shmemx_##R##_block(__VA_ARGS__);                                \
+    else if constexpr (SCOPE == PT_SCOPE_WARP) return threadIdx.x < 32 ? shmemx_##R##_warp(__VA_ARGS__) : 0;           \
+    else return threadIdx.x == 0 ? shmem_##R(__VA_ARGS__) : 0;
 #define PT_DEV_REDUCE(name, coll)                                                                                      \
     if constexpr (OP == GSHMEMI_OP_MAX) { PT_DEV_FORMS(name##_max_##coll, w, dest, src, n) }                          \
     else if constexpr (OP == GSHMEMI_OP_MIN) { PT_DEV_FORMS(name##_min_##coll, w, dest, src, n) }                     \
     else if constexpr (OP == GSHMEMI_OP_PROD) { PT_DEV_FORMS(name##_prod_##coll, w, dest, src, n) }                   \
     else { PT_DEV_FORMS(name##_sum_##coll, w, dest, src, n) }
 #define PT_DEV_TYPED(name, T)                                                                                          \
-    template <int KIND, int OP>                                                                                        \
-    static __device__ __forceinline__ int pt_dev_call(int scope, T *dest, const T *src, size_t n)                      \
+    template <int KIND, int OP, int SCOPE>                                                                             \
+    static __device__ __forceinline__ int pt_dev_call(T *dest, const T *src, size_t n)                                 \
     {                                                                                                                  \
         const shmem_team_t w = SHMEM_TEAM_WORLD;                                                                       \
         if constexpr (KIND == PT_BCAST) { PT_DEV_FORMS(name##_broadcast, w, dest, src, n, 0) }                         \
@@ -120,48 +121,61 @@ PT_COLL_TYPES(PT_DEV_TYPED)
 #undef PT_DEV_REDUCE
 #undef PT_DEV_FORMS
 
-/* barrier and sync have no grid form */
-template <int KIND> static __device__ __forceinline__ int pt_dev_sync(int scope)
+/* barrier and sync (no grid form: pt_coll_main refuses it) */
+template <int KIND, int SCOPE> static __device__ __forceinline__ int pt_dev_sync()
 {
     const shmem_team_t w = SHMEM_TEAM_WORLD;
-    if (scope == PT_SCOPE_GRID) return -1;
     if constexpr (KIND == PT_BARRIER) {
-        if (scope == PT_SCOPE_BLOCK) shmemx_barrier_block(w);
-        else if (scope == PT_SCOPE_WARP) { if (threadIdx.x < 32) shmemx_barrier_warp(w); }
+        if constexpr (SCOPE == PT_SCOPE_BLOCK) shmemx_barrier_block(w);
+        else if constexpr (SCOPE == PT_SCOPE_WARP) { if (threadIdx.x < 32) shmemx_barrier_warp(w); }
         else if (threadIdx.x == 0) shmem_barrier(w);
     } else {
-        if (scope == PT_SCOPE_BLOCK) shmemx_sync_block(w);
-        else if (scope == PT_SCOPE_WARP) { if (threadIdx.x < 32) shmemx_sync_warp(w); }
+        if constexpr (SCOPE == PT_SCOPE_BLOCK) shmemx_sync_block(w);
+        else if constexpr (SCOPE == PT_SCOPE_WARP) { if (threadIdx.x < 32) shmemx_sync_warp(w); }
         else if (threadIdx.x == 0) shmem_sync(w);
     }
     return 0;
 }
 
-template <int KIND, int OP, typename T>
-static __global__ void __launch_bounds__(1024) pt_dev_kernel(int scope, T *dest, const T *src, size_t n, int iters, int *errors)
+/* The data collectives take up to 128 registers a thread (README), which 512-thread CTAs allow;
+ * bounds of 1024 threads would cap them at 64 and spill. */
+#define PT_DEV_MAX_THREADS(KIND) (KIND == PT_BARRIER || KIND == PT_SYNC ? 1024 : 512)
+template <int KIND, int OP, typename T, int SCOPE>
+static __global__ void __launch_bounds__(PT_DEV_MAX_THREADS(KIND), 1) pt_dev_kernel(T *dest, const T *src, size_t n, int iters, int *errors)
 {
     for (int i = 0; i < iters; i++) {
         int rc;
-        if constexpr (KIND == PT_BARRIER || KIND == PT_SYNC) rc = pt_dev_sync<KIND>(scope);
-        else rc = pt_dev_call<KIND, OP>(scope, dest, src, n);
+        if constexpr (KIND == PT_BARRIER || KIND == PT_SYNC) rc = pt_dev_sync<KIND, SCOPE>();
+        else rc = pt_dev_call<KIND, OP, SCOPE>(dest, src, n);
         if (rc) atomicAdd(errors, 1);
     }
 }
 
-/* The kernel for `op`: reductions have one per op (every op only in a PT_DEVICE_MATRIX build, the
- * caller checks), the others one. */
-template <int KIND, typename T> static const void *pt_dev_kernel_for(int op)
+/* The kernel for (op, scope): one per scope, the grid form only for data collectives; reductions
+ * have one per op (every op only in a PT_DEVICE_MATRIX build, the caller checks). */
+template <int KIND, int OP, typename T> static const void *pt_dev_kernel_in(int scope)
+{
+    switch (scope) {
+    case PT_SCOPE_THREAD: return (const void *)pt_dev_kernel<KIND, OP, T, PT_SCOPE_THREAD>;
+    case PT_SCOPE_WARP: return (const void *)pt_dev_kernel<KIND, OP, T, PT_SCOPE_WARP>;
+    case PT_SCOPE_BLOCK: return (const void *)pt_dev_kernel<KIND, OP, T, PT_SCOPE_BLOCK>;
+    default:
+        if constexpr (KIND == PT_BARRIER || KIND == PT_SYNC) return NULL;
+        else return (const void *)pt_dev_kernel<KIND, OP, T, PT_SCOPE_GRID>;
+    }
+}
+template <int KIND, typename T> static const void *pt_dev_kernel_for(int op, int scope)
 {
     if constexpr (PT_DEVICE_MATRIX && (KIND == PT_REDUCE || KIND == PT_REDUCESCATTER)) {
         switch (op) {
-        case GSHMEMI_OP_MAX: return (const void *)pt_dev_kernel<KIND, GSHMEMI_OP_MAX, T>;
-        case GSHMEMI_OP_MIN: return (const void *)pt_dev_kernel<KIND, GSHMEMI_OP_MIN, T>;
-        case GSHMEMI_OP_PROD: return (const void *)pt_dev_kernel<KIND, GSHMEMI_OP_PROD, T>;
+        case GSHMEMI_OP_MAX: return pt_dev_kernel_in<KIND, GSHMEMI_OP_MAX, T>(scope);
+        case GSHMEMI_OP_MIN: return pt_dev_kernel_in<KIND, GSHMEMI_OP_MIN, T>(scope);
+        case GSHMEMI_OP_PROD: return pt_dev_kernel_in<KIND, GSHMEMI_OP_PROD, T>(scope);
         default: break;
         }
     }
     (void)op;
-    return (const void *)pt_dev_kernel<KIND, GSHMEMI_OP_SUM, T>;
+    return pt_dev_kernel_in<KIND, GSHMEMI_OP_SUM, T>(scope);
 }
 
 static const char *const pt_op_names[GSHMEMI_OP_COUNT] = {"and", "or", "xor", "min", "max", "sum", "prod"};
@@ -218,8 +232,8 @@ template <int KIND, int DEVICE, typename T> static int pt_coll_run(pt_opts_t *o,
             int scope = grid ? PT_SCOPE_GRID : o->scope;
             int threads = grid || o->scope == PT_SCOPE_BLOCK ? o->threads : o->scope == PT_SCOPE_WARP ? 32 : 1;
             dim3 ctas(grid ? o->ctas : 1), block(threads);
-            const void *fn = pt_dev_kernel_for<KIND, T>(op);
-            void *args[] = {(void *)&scope, (void *)&dest, (void *)&src, (void *)&n, (void *)&o->warmup, (void *)&errors_d};
+            const void *fn = pt_dev_kernel_for<KIND, T>(op, scope);
+            void *args[] = {(void *)&dest, (void *)&src, (void *)&n, (void *)&o->warmup, (void *)&errors_d};
             int fit = 0;
             if (grid && (shmemx_collective_launch_query_gridsize(fn, block, args, 0, &fit) || o->ctas > fit))
                 PT_FAIL(o, "--scope grid -c %d -t %d: at most %d such CTAs fit this GPU at once", o->ctas, threads, fit);
@@ -228,7 +242,7 @@ template <int KIND, int DEVICE, typename T> static int pt_coll_run(pt_opts_t *o,
             PT_CUDA(PT_LAUNCH());
             PT_CUDA(cudaStreamSynchronize(s));
             shmem_barrier_all();
-            args[4] = (void *)&o->iters;
+            args[3] = (void *)&o->iters;
             PT_TIME_MS(ms, s, PT_CUDA(PT_LAUNCH()));
 #undef PT_LAUNCH
             ms /= o->iters;
@@ -302,6 +316,9 @@ template <int KIND, int DEVICE> static int pt_coll_main(int argc, char **argv)
     pt_parse(argc, argv, &o);
     pt_init(&o);
     if (grid && (!device || !with_data)) PT_FAIL(&o, "--scope grid: only the device data collectives have a grid form");
+    if (device && (o.threads < 1 || o.threads > PT_DEV_MAX_THREADS(KIND)))
+        PT_FAIL(&o, "-t %d: the device %s perftest runs 1 to %d threads a CTA", o.threads, pt_coll_names[kind],
+                PT_DEV_MAX_THREADS(KIND));
     if (pt_parse_op(o.op) < 0) PT_FAIL(&o, "--op %s: not one of sum, max, min, prod", o.op);
     const char *t = o.type ? o.type : "float";
     int known = 0;
@@ -311,7 +328,7 @@ template <int KIND, int DEVICE> static int pt_coll_main(int argc, char **argv)
     if (!known) PT_FAIL(&o, "--type %s: not one of float, double, int, half, bfloat16", t);
     if (device && !PT_DEVICE_MATRIX && (strcmp(t, "float") || pt_parse_op(o.op) != GSHMEMI_OP_SUM))
         PT_FAIL(&o, "--type %s --op %s: this build runs the device collectives in float sum only "
-                    "(meson configure -Dperftest_device_types=all builds every type and op)", t, o.op ? o.op : "sum");
+                    "(it was configured with -Dperftest_device_types=float)", t, o.op ? o.op : "sum");
     int rc = -1; /* each run returns 0 or fails the job */
     if constexpr (DEVICE) {
 #define PT_DEV_RUN(name, T) if (rc < 0 && !strcmp(t, #name)) rc = pt_dev_run_##name(&o, grid);
