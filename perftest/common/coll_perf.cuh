@@ -6,6 +6,8 @@
  * calls it -n times (scope --scope thread|warp|block, or grid: a cooperative launch of -c CTAs).
  * Sizes: reduce and broadcast, the bytes of the vector; fcollect, alltoall and reducescatter, the
  * bytes of one PE's block. algbw = size / time. Every size's result is checked once. */
+#include <type_traits>
+
 #include "perftest.h"
 
 enum { PT_BARRIER, PT_SYNC, PT_BCAST, PT_FCOLLECT, PT_ALLTOALL, PT_REDUCE, PT_REDUCESCATTER };
@@ -14,7 +16,7 @@ static const char *const pt_coll_names[] = {"barrier", "sync", "broadcast", "fco
 /* What PE `pe` holds at element i: small integers, so every partial result of every op over up to
  * 8 PEs stays exact in every type (bfloat16 holds integers up to 256 exactly). A product takes
  * factors of 1 and 2 (at most 2^8); the others (pe + 1) * 2 + i % 3, which differ between PEs, so
- * max and min are checked as much as sum. */
+ * max, min and the bitwise ops (int only) are checked as much as sum. */
 static __device__ float coll_value(int pe, size_t i, int op)
 {
     if (op == GSHMEMI_OP_PROD) return (float)(((size_t)pe + i) % 3 == 0 ? 2 : 1);
@@ -27,6 +29,9 @@ static __device__ float coll_combine(int op, float a, float b)
     case GSHMEMI_OP_MAX: return fmaxf(a, b);
     case GSHMEMI_OP_MIN: return fminf(a, b);
     case GSHMEMI_OP_PROD: return a * b;
+    case GSHMEMI_OP_AND: return (float)((int)a & (int)b);
+    case GSHMEMI_OP_OR: return (float)((int)a | (int)b);
+    case GSHMEMI_OP_XOR: return (float)((int)a ^ (int)b);
     default: return a + b;
     }
 }
@@ -65,9 +70,26 @@ template <typename T> static __global__ void coll_check(const T *p, size_t n, si
 #define PT_DEVICE_MATRIX 0
 #endif
 
+/* The bitwise reductions (OpenSHMEM has them on the fixed-width and unsigned types): int runs
+ * them as int32, the other types have none (pt_coll_main refuses them first). */
+template <typename T> static inline int pt_host_bitwise(int, int, T *, const T *, size_t, cudaStream_t) { return -1; }
+#define PT_HOST_BITWISE(coll)                                                                                          \
+    switch (op) {                                                                                                      \
+    case GSHMEMI_OP_AND: return shmemx_int32_and_##coll##_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s);               \
+    case GSHMEMI_OP_OR: return shmemx_int32_or_##coll##_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s);                 \
+    default: return shmemx_int32_xor_##coll##_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s);                           \
+    }
+static inline int pt_host_bitwise(int kind, int op, int *dest, const int *src, size_t n, cudaStream_t s)
+{
+    if (kind == PT_REDUCESCATTER) { PT_HOST_BITWISE(reducescatter) }
+    PT_HOST_BITWISE(reduce)
+}
+#undef PT_HOST_BITWISE
+
 /* One call of the collective on `stream` (host), overloaded on the element type. */
 #define PT_HOST_REDUCE(name, coll)                                                                                     \
     switch (op) {                                                                                                      \
+    case GSHMEMI_OP_AND: case GSHMEMI_OP_OR: case GSHMEMI_OP_XOR: return pt_host_bitwise(kind, op, dest, src, n, s);   \
     case GSHMEMI_OP_MAX: return shmemx_##name##_max_##coll##_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s);             \
     case GSHMEMI_OP_MIN: return shmemx_##name##_min_##coll##_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s);             \
     case GSHMEMI_OP_PROD: return shmemx_##name##_prod_##coll##_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s);           \
@@ -101,7 +123,9 @@ PT_COLL_TYPES(PT_HOST_TYPED)
     else if constexpr (SCOPE == PT_SCOPE_WARP) return threadIdx.x < 32 ? shmemx_##R##_warp(__VA_ARGS__) : 0;           \
     else return threadIdx.x == 0 ? shmem_##R(__VA_ARGS__) : 0;
 #define PT_DEV_REDUCE(name, coll)                                                                                      \
-    if constexpr (OP == GSHMEMI_OP_MAX) { PT_DEV_FORMS(name##_max_##coll, w, dest, src, n) }                          \
+    if constexpr (OP == GSHMEMI_OP_AND || OP == GSHMEMI_OP_OR || OP == GSHMEMI_OP_XOR)                                 \
+        return pt_dev_bitwise<KIND, OP, SCOPE>(dest, src, n);                                                          \
+    else if constexpr (OP == GSHMEMI_OP_MAX) { PT_DEV_FORMS(name##_max_##coll, w, dest, src, n) }                     \
     else if constexpr (OP == GSHMEMI_OP_MIN) { PT_DEV_FORMS(name##_min_##coll, w, dest, src, n) }                     \
     else if constexpr (OP == GSHMEMI_OP_PROD) { PT_DEV_FORMS(name##_prod_##coll, w, dest, src, n) }                   \
     else { PT_DEV_FORMS(name##_sum_##coll, w, dest, src, n) }
@@ -116,6 +140,19 @@ PT_COLL_TYPES(PT_HOST_TYPED)
         else if constexpr (KIND == PT_REDUCESCATTER) { PT_DEV_REDUCE(name, reducescatter) }                            \
         else { PT_DEV_REDUCE(name, reduce) }                                                                           \
     }
+template <int KIND, int OP, int SCOPE, typename T>
+static __device__ __forceinline__ int pt_dev_bitwise(T *, const T *, size_t) { return -1; }
+#define PT_DEV_BITWISE(coll)                                                                                           \
+    if constexpr (OP == GSHMEMI_OP_AND) { PT_DEV_FORMS(int32_and_##coll, w, dest, src, n) }                           \
+    else if constexpr (OP == GSHMEMI_OP_OR) { PT_DEV_FORMS(int32_or_##coll, w, dest, src, n) }                        \
+    else { PT_DEV_FORMS(int32_xor_##coll, w, dest, src, n) }
+template <int KIND, int OP, int SCOPE> static __device__ __forceinline__ int pt_dev_bitwise(int *dest, const int *src, size_t n)
+{
+    const shmem_team_t w = SHMEM_TEAM_WORLD;
+    if constexpr (KIND == PT_REDUCESCATTER) { PT_DEV_BITWISE(reducescatter) }
+    else { PT_DEV_BITWISE(reduce) }
+}
+#undef PT_DEV_BITWISE
 PT_COLL_TYPES(PT_DEV_TYPED)
 #undef PT_DEV_TYPED
 #undef PT_DEV_REDUCE
@@ -173,6 +210,12 @@ template <int KIND, typename T> static const void *pt_dev_kernel_for(int op, int
         case GSHMEMI_OP_PROD: return pt_dev_kernel_in<KIND, GSHMEMI_OP_PROD, T>(scope);
         default: break;
         }
+        if constexpr (std::is_same<T, int>::value) switch (op) {
+            case GSHMEMI_OP_AND: return pt_dev_kernel_in<KIND, GSHMEMI_OP_AND, T>(scope);
+            case GSHMEMI_OP_OR: return pt_dev_kernel_in<KIND, GSHMEMI_OP_OR, T>(scope);
+            case GSHMEMI_OP_XOR: return pt_dev_kernel_in<KIND, GSHMEMI_OP_XOR, T>(scope);
+            default: break;
+            }
     }
     (void)op;
     return pt_dev_kernel_in<KIND, GSHMEMI_OP_SUM, T>(scope);
@@ -180,12 +223,11 @@ template <int KIND, typename T> static const void *pt_dev_kernel_for(int op, int
 
 static const char *const pt_op_names[GSHMEMI_OP_COUNT] = {"and", "or", "xor", "min", "max", "sum", "prod"};
 
-/* --op: sum (the default), max, min or prod; -1 for anything else. */
+/* --op: sum (the default), max, min, prod, and, or, xor; -1 for anything else. */
 static int pt_parse_op(const char *op)
 {
     if (!op) return GSHMEMI_OP_SUM;
-    const int ops[] = {GSHMEMI_OP_SUM, GSHMEMI_OP_MAX, GSHMEMI_OP_MIN, GSHMEMI_OP_PROD};
-    for (int op_ : ops)
+    for (int op_ = 0; op_ < GSHMEMI_OP_COUNT; op_++)
         if (!strcmp(op, pt_op_names[op_])) return op_;
     return -1;
 }
@@ -314,21 +356,25 @@ template <int KIND, int DEVICE> static int pt_coll_main(int argc, char **argv)
      * the launch and the PEs' start skew vanish (as NVSHMEM's barrier perftest), data calls 20 */
     if (device) o.iters = with_data ? 20 : 1000;
     pt_parse(argc, argv, &o);
-    pt_init(&o);
-    if (grid && (!device || !with_data)) PT_FAIL(&o, "--scope grid: only the device data collectives have a grid form");
-    if (device && (o.threads < 1 || o.threads > PT_DEV_MAX_THREADS(KIND)))
-        PT_FAIL(&o, "-t %d: the device %s perftest runs 1 to %d threads a CTA", o.threads, pt_coll_names[kind],
-                PT_DEV_MAX_THREADS(KIND));
-    if (pt_parse_op(o.op) < 0) PT_FAIL(&o, "--op %s: not one of sum, max, min, prod", o.op);
+    /* every option is checked before the GPU is touched */
+    if (grid && (!device || !with_data)) PT_BAD_OPTION(&o, "--scope grid: only the device data collectives have a grid form");
+    if (device && o.threads > PT_DEV_MAX_THREADS(KIND))
+        PT_BAD_OPTION(&o, "-t %d: the device %s perftest runs 1 to %d threads a CTA", o.threads, pt_coll_names[kind],
+                      PT_DEV_MAX_THREADS(KIND));
+    const int op = pt_parse_op(o.op);
+    if (op < 0) PT_BAD_OPTION(&o, "--op %s: not one of sum, max, min, prod, and, or, xor", o.op);
     const char *t = o.type ? o.type : "float";
     int known = 0;
 #define PT_KNOWN(name, T) known |= !strcmp(t, #name);
     PT_COLL_TYPES(PT_KNOWN)
 #undef PT_KNOWN
-    if (!known) PT_FAIL(&o, "--type %s: not one of float, double, int, half, bfloat16", t);
-    if (device && !PT_DEVICE_MATRIX && (strcmp(t, "float") || pt_parse_op(o.op) != GSHMEMI_OP_SUM))
-        PT_FAIL(&o, "--type %s --op %s: this build runs the device collectives in float sum only "
-                    "(it was configured with -Dperftest_device_types=float)", t, o.op ? o.op : "sum");
+    if (!known) PT_BAD_OPTION(&o, "--type %s: not one of float, double, int, half, bfloat16", t);
+    if ((op == GSHMEMI_OP_AND || op == GSHMEMI_OP_OR || op == GSHMEMI_OP_XOR) && strcmp(t, "int"))
+        PT_BAD_OPTION(&o, "--op %s: the bitwise reductions are on integers (--type int)", o.op);
+    if (device && !PT_DEVICE_MATRIX && (strcmp(t, "float") || op != GSHMEMI_OP_SUM))
+        PT_BAD_OPTION(&o, "--type %s --op %s: this build runs the device collectives in float sum only "
+                          "(it was configured with -Dperftest_device_types=float)", t, o.op ? o.op : "sum");
+    pt_init(&o);
     int rc = -1; /* each run returns 0 or fails the job */
     if constexpr (DEVICE) {
 #define PT_DEV_RUN(name, T) if (rc < 0 && !strcmp(t, #name)) rc = pt_dev_run_##name(&o, grid);

@@ -104,6 +104,16 @@ static inline void pt_parse(int argc, char **argv, pt_opts_t *o)
     }
 }
 
+/* An option the test cannot run with, found before any GPU work: says why and exits 2, as
+ * pt_parse does for malformed ones. */
+#define PT_BAD_OPTION(o, ...)                                                                      \
+    do {                                                                                           \
+        fprintf(stderr, "%s: ", (o)->name);                                                        \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fprintf(stderr, "\n");                                                                     \
+        exit(2);                                                                                   \
+    } while (0)
+
 /* Perftests need a GPU: say so and fail (not skip) when there is none. */
 static inline void pt_require_gpu(const char *name)
 {
