@@ -358,7 +358,7 @@ template <int KIND, int DEVICE> static int pt_coll_main(int argc, char **argv)
     pt_parse(argc, argv, &o);
     /* every option is checked before the GPU is touched */
     if (grid && (!device || !with_data)) PT_BAD_OPTION(&o, "--scope grid: only the device data collectives have a grid form");
-    if (device && o.threads > PT_DEV_MAX_THREADS(KIND))
+    if (device && (grid || o.scope == PT_SCOPE_BLOCK) && o.threads > PT_DEV_MAX_THREADS(KIND))
         PT_BAD_OPTION(&o, "-t %d: the device %s perftest runs 1 to %d threads a CTA", o.threads, pt_coll_names[kind],
                       PT_DEV_MAX_THREADS(KIND));
     const int op = pt_parse_op(o.op);

@@ -21,6 +21,7 @@ expect '--type quad: not one of float, double, int, half, bfloat16' fcollect --t
 expect '--scope grid: only the device data collectives' barrier --scope grid
 expect 'bad options' alltoall_on_stream --scope grid
 expect '-t 1024: the device reduce perftest runs 1 to 512 threads' reduce -t 1024
+expect '-t 1024: the device fcollect perftest runs 1 to 512 threads' fcollect --scope grid -t 1024
 expect 'bad options' bcast_on_stream --scope block
 expect 'bad options' barrier --type int
 exit $fail
