@@ -11,6 +11,13 @@
 #include "perftest.h"
 
 enum { PT_BARRIER, PT_SYNC, PT_BCAST, PT_FCOLLECT, PT_ALLTOALL, PT_REDUCE, PT_REDUCESCATTER };
+/* barrier and sync move no data; reduce and reducescatter take an op; and/or/xor are on integers */
+static __host__ __device__ constexpr bool pt_moves_data(int kind) { return kind != PT_BARRIER && kind != PT_SYNC; }
+static __host__ __device__ constexpr bool pt_reduces(int kind) { return kind == PT_REDUCE || kind == PT_REDUCESCATTER; }
+static __host__ __device__ constexpr bool pt_bitwise(int op)
+{
+    return op == GSHMEMI_OP_AND || op == GSHMEMI_OP_OR || op == GSHMEMI_OP_XOR;
+}
 static const char *const pt_coll_names[] = {"barrier", "sync", "broadcast", "fcollect", "alltoall", "reduce", "reducescatter"};
 
 /* What PE `pe` holds at element i: small integers, so every partial result of every op over up to
@@ -47,7 +54,7 @@ template <typename T> static __global__ void coll_check(const T *p, size_t n, si
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         float want;
-        if (kind == PT_REDUCE || kind == PT_REDUCESCATTER) {
+        if (pt_reduces(kind)) {
             size_t at = kind == PT_REDUCESCATTER ? (size_t)me * blk + i : i;
             want = coll_value(0, at, op);
             for (int m = 1; m < npes; m++) want = coll_combine(op, want, coll_value(m, at, op));
@@ -123,7 +130,7 @@ PT_COLL_TYPES(PT_HOST_TYPED)
     else if constexpr (SCOPE == PT_SCOPE_WARP) return threadIdx.x < 32 ? shmemx_##R##_warp(__VA_ARGS__) : 0;           \
     else return threadIdx.x == 0 ? shmem_##R(__VA_ARGS__) : 0;
 #define PT_DEV_REDUCE(name, coll)                                                                                      \
-    if constexpr (OP == GSHMEMI_OP_AND || OP == GSHMEMI_OP_OR || OP == GSHMEMI_OP_XOR)                                 \
+    if constexpr (pt_bitwise(OP))                                                                                      \
         return pt_dev_bitwise<KIND, OP, SCOPE>(dest, src, n);                                                          \
     else if constexpr (OP == GSHMEMI_OP_MAX) { PT_DEV_FORMS(name##_max_##coll, w, dest, src, n) }                     \
     else if constexpr (OP == GSHMEMI_OP_MIN) { PT_DEV_FORMS(name##_min_##coll, w, dest, src, n) }                     \
@@ -176,13 +183,13 @@ template <int KIND, int SCOPE> static __device__ __forceinline__ int pt_dev_sync
 
 /* The data collectives take up to 128 registers a thread (README), which 512-thread CTAs allow;
  * bounds of 1024 threads would cap them at 64 and spill. */
-#define PT_DEV_MAX_THREADS(KIND) (KIND == PT_BARRIER || KIND == PT_SYNC ? 1024 : 512)
+#define PT_DEV_MAX_THREADS(KIND) (pt_moves_data(KIND) ? 512 : 1024)
 template <int KIND, int OP, typename T, int SCOPE>
 static __global__ void __launch_bounds__(PT_DEV_MAX_THREADS(KIND), 1) pt_dev_kernel(T *dest, const T *src, size_t n, int iters, int *errors)
 {
     for (int i = 0; i < iters; i++) {
         int rc;
-        if constexpr (KIND == PT_BARRIER || KIND == PT_SYNC) rc = pt_dev_sync<KIND, SCOPE>();
+        if constexpr (!pt_moves_data(KIND)) rc = pt_dev_sync<KIND, SCOPE>();
         else rc = pt_dev_call<KIND, OP, SCOPE>(dest, src, n);
         if (rc) atomicAdd(errors, 1);
     }
@@ -197,13 +204,13 @@ template <int KIND, int OP, typename T> static const void *pt_dev_kernel_in(int 
     case PT_SCOPE_WARP: return (const void *)pt_dev_kernel<KIND, OP, T, PT_SCOPE_WARP>;
     case PT_SCOPE_BLOCK: return (const void *)pt_dev_kernel<KIND, OP, T, PT_SCOPE_BLOCK>;
     default:
-        if constexpr (KIND == PT_BARRIER || KIND == PT_SYNC) return NULL;
+        if constexpr (!pt_moves_data(KIND)) return NULL;
         else return (const void *)pt_dev_kernel<KIND, OP, T, PT_SCOPE_GRID>;
     }
 }
 template <int KIND, typename T> static const void *pt_dev_kernel_for(int op, int scope)
 {
-    if constexpr (PT_DEVICE_MATRIX && (KIND == PT_REDUCE || KIND == PT_REDUCESCATTER)) {
+    if constexpr (PT_DEVICE_MATRIX && pt_reduces(KIND)) {
         switch (op) {
         case GSHMEMI_OP_MAX: return pt_dev_kernel_in<KIND, GSHMEMI_OP_MAX, T>(scope);
         case GSHMEMI_OP_MIN: return pt_dev_kernel_in<KIND, GSHMEMI_OP_MIN, T>(scope);
@@ -238,7 +245,7 @@ template <int KIND, int DEVICE, typename T> static int pt_coll_run(pt_opts_t *o,
     const int kind = KIND, device = DEVICE;
     const int me = shmem_my_pe(), npes = shmem_n_pes(), op = pt_parse_op(o->op);
     const size_t es = sizeof(T);
-    const int with_data = kind != PT_BARRIER && kind != PT_SYNC, with_op = kind == PT_REDUCE || kind == PT_REDUCESCATTER;
+    const int with_data = pt_moves_data(kind), with_op = pt_reduces(kind);
     const char *names[] = {"algbw(GB/s)"};
     const char *scope_name = device ? (grid ? "grid" : pt_scope_names[o->scope]) : "stream";
     size_t maxb = with_data ? o->max_size : 0;
@@ -264,6 +271,15 @@ template <int KIND, int DEVICE, typename T> static int pt_coll_run(pt_opts_t *o,
         snprintf(shape, sizeof(shape), "on stream, %d calls per CUDA graph%s%s", o->iters, with_data ? ", " : "",
                  with_data ? tname : "");
     if (me == 0) pt_header_ex(o, pt_coll_names[kind], shape, with_op, with_data ? 1 : 0, names);
+    /* from a kernel: the same kernel and launch shape for every size, checked once against the GPU */
+    const int scope = grid ? PT_SCOPE_GRID : o->scope;
+    const int threads = grid || o->scope == PT_SCOPE_BLOCK ? o->threads : o->scope == PT_SCOPE_WARP ? 32 : 1;
+    const dim3 ctas(grid ? o->ctas : 1), block(threads);
+    const void *fn = NULL;
+    if constexpr (DEVICE) fn = pt_dev_kernel_for<KIND, T>(op, scope);
+    int fit = 0;
+    if (grid && (shmemx_collective_launch_query_gridsize(fn, block, NULL, 0, &fit) || o->ctas > fit))
+        PT_FAIL(o, "--scope grid -c %d -t %d: at most %d such CTAs fit this GPU at once", o->ctas, threads, fit);
     shmem_barrier_all();
 
     for (size_t size = with_data ? o->min_size : 0; size <= maxb; size = size ? size * o->step_factor : maxb + 1) {
@@ -271,14 +287,7 @@ template <int KIND, int DEVICE, typename T> static int pt_coll_run(pt_opts_t *o,
         if (with_data && n == 0) continue;
         float ms = 0;
         if constexpr (DEVICE) {
-            int scope = grid ? PT_SCOPE_GRID : o->scope;
-            int threads = grid || o->scope == PT_SCOPE_BLOCK ? o->threads : o->scope == PT_SCOPE_WARP ? 32 : 1;
-            dim3 ctas(grid ? o->ctas : 1), block(threads);
-            const void *fn = pt_dev_kernel_for<KIND, T>(op, scope);
             void *args[] = {(void *)&dest, (void *)&src, (void *)&n, (void *)&o->warmup, (void *)&errors_d};
-            int fit = 0;
-            if (grid && (shmemx_collective_launch_query_gridsize(fn, block, args, 0, &fit) || o->ctas > fit))
-                PT_FAIL(o, "--scope grid -c %d -t %d: at most %d such CTAs fit this GPU at once", o->ctas, threads, fit);
 #define PT_LAUNCH() (grid ? cudaLaunchCooperativeKernel(fn, ctas, block, args, 0, s) : cudaLaunchKernel(fn, ctas, block, args, 0, s))
             shmem_barrier_all();
             PT_CUDA(PT_LAUNCH());
@@ -341,7 +350,7 @@ PT_COLL_TYPES(PT_DEV_ENTRY)
 template <int KIND, int DEVICE> static int pt_coll_main(int argc, char **argv)
 {
     const int kind = KIND, device = DEVICE;
-    const int with_data = kind != PT_BARRIER && kind != PT_SYNC, with_op = kind == PT_REDUCE || kind == PT_REDUCESCATTER;
+    const int with_data = pt_moves_data(kind), with_op = pt_reduces(kind);
     pt_opts_t o = {8, 128 << 20, 4, 100, 2, 32, 512, 0, 0, NULL};
     int grid = 0;
     /* --scope grid is taken before the common parser, which knows thread/warp/block */
@@ -369,7 +378,7 @@ template <int KIND, int DEVICE> static int pt_coll_main(int argc, char **argv)
     PT_COLL_TYPES(PT_KNOWN)
 #undef PT_KNOWN
     if (!known) PT_BAD_OPTION(&o, "--type %s: not one of float, double, int, half, bfloat16", t);
-    if ((op == GSHMEMI_OP_AND || op == GSHMEMI_OP_OR || op == GSHMEMI_OP_XOR) && strcmp(t, "int"))
+    if (pt_bitwise(op) && strcmp(t, "int"))
         PT_BAD_OPTION(&o, "--op %s: the bitwise reductions are on integers (--type int)", o.op);
     if (device && !PT_DEVICE_MATRIX && (strcmp(t, "float") || op != GSHMEMI_OP_SUM))
         PT_BAD_OPTION(&o, "--type %s --op %s: this build runs the device collectives in float sum only "
@@ -379,7 +388,7 @@ template <int KIND, int DEVICE> static int pt_coll_main(int argc, char **argv)
     if constexpr (DEVICE) {
 #define PT_DEV_RUN(name, T) if (rc < 0 && !strcmp(t, #name)) rc = pt_dev_run_##name(&o, grid);
 #if PT_DEVICE_MATRIX
-        if constexpr (KIND == PT_BARRIER || KIND == PT_SYNC) rc = pt_dev_run_float(&o, grid); /* no types */
+        if constexpr (!pt_moves_data(KIND)) rc = pt_dev_run_float(&o, grid); /* no types */
         else { PT_COLL_TYPES(PT_DEV_RUN) }
 #else
         PT_DEV_RUN(float, float)
