@@ -45,10 +45,15 @@ GSHMEMI_HD int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_
 }
 
 /* The grid form: CTA b (numbered across every grid dimension) is slice b; CTAs past the slice
- * limit only wait at the grid sync. */
+ * limit only wait at the grid sync. The team's descriptor is read into shared memory: a team
+ * passed at run time comes from global memory, and held in registers it took the collective to
+ * 134-168 of them, past the 128 a 512-thread cooperative CTA may use (WORLD's sits in constant
+ * memory). The grid sync at the end keeps the next call from overwriting it while it is read. */
 template <int OP, typename T> GSHMEMI_DEV int gshmemi_coll_grid(shmem_team_t team, gshmemi_coll_args_t a, const char *routine)
 {
-    gshmemi_team_dev_t t = gshmemi_team_get(team, routine);
+    __shared__ gshmemi_team_dev_t t;
+    if (threadIdx.x + threadIdx.y + threadIdx.z == 0) t = gshmemi_team_get(team, routine);
+    __syncthreads();
     if (t.my_idx < 0) return -1;
     a.proto = gshmemi_coll_proto(t, a, GSHMEMI_SCOPE_BLOCK);
     const unsigned ctas = gridDim.x * gridDim.y * gridDim.z;

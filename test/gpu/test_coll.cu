@@ -466,8 +466,9 @@ int main(int argc, char **argv)
         fill_kernel<float><<<264, 256>>>(gsrc, gn, me, GSHMEMI_OP_SUM);
         GT_CUDA(cudaDeviceSynchronize());
         shmem_barrier_all();
-        /* 16 CTAs, or as many as fit at once where PEs share a GPU (MPS gives each a share of the
-         * SMs); every member must launch the same grid, so the PEs agree on the smallest */
+        /* 16 CTAs, or half of what fits where PEs share a GPU: MPS caps each PE's SMs but reserves
+         * none, so grids that together fill the GPU need not all be resident at once; every member
+         * must launch the same grid, so the PEs agree on the smallest */
         int *fit = (int *)shmem_malloc(2 * sizeof(int)), most = 0, ctas;
         void *args[] = {(void *)&world.team, (void *)&gdest, (void *)&gsrc, (void *)&gn, (void *)&rc};
         EXPECT(shmemx_collective_launch_query_gridsize((const void *)grid_kernel, 512, args, 0, &most) == 0 && most >= 1,
@@ -475,7 +476,7 @@ int main(int argc, char **argv)
         /* a grid larger than fits is refused, not launched (it would hang at the grid sync) */
         EXPECT(shmemx_collective_launch((const void *)grid_kernel, most + 1, 512, args, 0, 0) == -1,
                "a grid of %d CTAs, one more than fit, was launched", most + 1);
-        ctas = most < 16 ? most : 16;
+        ctas = most / 2 < 16 ? (most > 1 ? most / 2 : 1) : 16;
         GT_CUDA(cudaMemcpy(fit, &ctas, sizeof(int), cudaMemcpyHostToDevice));
         EXPECT(shmem_int_min_reduce(SHMEM_TEAM_WORLD, fit + 1, fit, 1) == 0, "int_min_reduce of the grid size failed");
         GT_CUDA(cudaMemcpy(&ctas, fit + 1, sizeof(int), cudaMemcpyDeviceToHost));
