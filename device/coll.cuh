@@ -720,7 +720,8 @@ GSHMEMI_DEV int gshmemi_coll_group(shmem_team_t team, gshmemi_coll_args_t a, int
 {
     gshmemi_team_dev_t t = gshmemi_team_get(team, routine);
     if (t.my_idx < 0) return -1;
-    a.proto = gshmemi_coll_proto(t, a, scope);
+    a.proto = gshmemi_group_proto(gshmemi_coll_proto(t, a, scope), gshmemi_proto_rule_of(&gshmemi_dstate, &t),
+                                  a.nelems * a.es, gshmemi_scope_size(scope));
     gshmemi_scope_sync(scope);
     gshmemi_coll_slice<OP, T>(t, a, 0, 1, gshmemi_scope_tid(scope), gshmemi_scope_size(scope), scope);
     return 0;

@@ -108,6 +108,29 @@ GSHMEMI_HD_INLINE int gshmemi_pick_proto(int kind, size_t blk, gshmemi_proto_rul
     return GSHMEMI_PROTO_DIRECT;
 }
 
+/* A device call by one thread group (a warp, or a block of whole warps) runs as one slice: its LL
+ * or LL128 steps follow one another, a round trip each, while DIRECT costs two syncs at any
+ * size. So past a step or two DIRECT wins. Measured with one slice (2 PEs, H200, reduce and
+ * fcollect): a 512-thread block's LL is flat to one step (GSHMEMI_LL_SLICE_DATA) and then adds
+ * about 1.2 us a step, LL128 is best to 8 KiB, DIRECT from 16 KiB; a warp's LL is best to
+ * 1 KiB, DIRECT from 2 KiB. One thread keeps the team rule (its DIRECT copy is no faster). A
+ * forced protocol, and SIMPLE where configured, are kept. `picked` is gshmemi_pick_proto's
+ * answer; LL128 needs whole warps. */
+#define GSHMEMI_GROUP_WARP_LL_MAX 1024
+#define GSHMEMI_GROUP_LL128_MAX (8u << 10)
+GSHMEMI_HD_INLINE int gshmemi_group_proto(int picked, gshmemi_proto_rule_t r, size_t blk, unsigned group)
+{
+    const int warp_like = group <= 32, ll128_ok = r.has_ll128 && !warp_like && group % 32 == 0;
+    if (r.forced != GSHMEMI_PROTO_AUTO || group == 1) return picked;
+    if (picked == GSHMEMI_PROTO_LL) {
+        if (blk <= (warp_like ? GSHMEMI_GROUP_WARP_LL_MAX : GSHMEMI_LL_SLICE_DATA)) return picked;
+        if (ll128_ok && blk <= GSHMEMI_GROUP_LL128_MAX && blk <= r.ll128_max) return GSHMEMI_PROTO_LL128;
+        return GSHMEMI_PROTO_DIRECT;
+    }
+    if (picked == GSHMEMI_PROTO_LL128) return ll128_ok && blk <= GSHMEMI_GROUP_LL128_MAX ? picked : GSHMEMI_PROTO_DIRECT;
+    return picked;
+}
+
 /* The rule of a team under the runtime's settings. */
 GSHMEMI_HD_INLINE gshmemi_proto_rule_t gshmemi_proto_rule_of(const gshmemi_device_state_t *ds, const gshmemi_team_dev_t *t)
 {

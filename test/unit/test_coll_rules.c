@@ -96,9 +96,43 @@ static void test_direct_push(void **state)
     assert_false(gshmemi_direct_push(&ds, 2, &a, 1));
 }
 
+/* One thread group (device call, one slice): LL while one step carries it (a warp: 1 KiB),
+ * then LL128 to 8 KiB for blocks of whole warps, then DIRECT; one thread and forced protocols
+ * keep the team rule. */
+static void test_group(void **state)
+{
+    const int A = GSHMEMI_PROTO_AUTO;
+    const size_t step = GSHMEMI_LL_SLICE_DATA, l128 = GSHMEMI_GROUP_LL128_MAX;
+    (void)state;
+#define GROUP(blk, r, group) gshmemi_group_proto(gshmemi_pick_proto(GSHMEMI_COLL_REDUCE, blk, r), r, blk, group)
+    assert_int_equal(GROUP(8, rule(A, 1), 512), GSHMEMI_PROTO_LL);
+    assert_int_equal(GROUP(step, rule(A, 1), 512), GSHMEMI_PROTO_LL);
+    assert_int_equal(GROUP(step + 1, rule(A, 1), 512), GSHMEMI_PROTO_LL128);
+    assert_int_equal(GROUP(l128, rule(A, 1), 64), GSHMEMI_PROTO_LL128);
+    assert_int_equal(GROUP(l128 + 1, rule(A, 1), 512), GSHMEMI_PROTO_DIRECT);
+    assert_int_equal(GROUP(LL + 1, rule(A, 1), 512), GSHMEMI_PROTO_DIRECT); /* the team rule's LL128 */
+    /* no LL128 buffers, or a block that is not whole warps: LL, then DIRECT */
+    assert_int_equal(GROUP(step + 1, rule(A, 0), 512), GSHMEMI_PROTO_DIRECT);
+    assert_int_equal(GROUP(step + 1, rule(A, 1), 100), GSHMEMI_PROTO_DIRECT);
+    /* a warp */
+    assert_int_equal(GROUP(GSHMEMI_GROUP_WARP_LL_MAX, rule(A, 1), 32), GSHMEMI_PROTO_LL);
+    assert_int_equal(GROUP(GSHMEMI_GROUP_WARP_LL_MAX + 1, rule(A, 1), 32), GSHMEMI_PROTO_DIRECT);
+    /* GSHMEM_COLL_LL128_MAX below the group's bound */
+    gshmemi_proto_rule_t r = rule(A, 1);
+    r.ll128_max = step + 8;
+    assert_int_equal(GROUP(step + 8, r, 512), GSHMEMI_PROTO_LL128);
+    assert_int_equal(GROUP(step + 16, r, 512), GSHMEMI_PROTO_DIRECT);
+    /* one thread, a forced protocol and a configured SIMPLE are kept */
+    assert_int_equal(GROUP(LL, rule(A, 1), 1), GSHMEMI_PROTO_LL);
+    assert_int_equal(GROUP(LL, rule(GSHMEMI_PROTO_LL, 1), 512), GSHMEMI_PROTO_LL);
+    assert_int_equal(GROUP(LL + 1, rule(GSHMEMI_PROTO_LL128, 1), 512), GSHMEMI_PROTO_LL128);
+    assert_int_equal(GROUP(LL128 + 1, rule(A, 1), 512), GSHMEMI_PROTO_SIMPLE);
+#undef GROUP
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_auto), cmocka_unit_test(test_shapes_and_forcing),
-                                       cmocka_unit_test(test_direct_push)};
+                                       cmocka_unit_test(test_direct_push), cmocka_unit_test(test_group)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
