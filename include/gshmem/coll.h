@@ -108,26 +108,30 @@ GSHMEMI_HD_INLINE int gshmemi_pick_proto(int kind, size_t blk, gshmemi_proto_rul
     return GSHMEMI_PROTO_DIRECT;
 }
 
-/* A device call by one thread group (a warp, or a block of whole warps) runs as one slice: its LL
- * or LL128 steps follow one another, a round trip each, while DIRECT costs two syncs at any
- * size. So past a step or two DIRECT wins. Measured with one slice (2 PEs, H200, reduce and
- * fcollect): a 512-thread block's LL is flat to one step (GSHMEMI_LL_SLICE_DATA) and then adds
- * about 1.2 us a step, LL128 is best to 8 KiB, DIRECT from 16 KiB; a warp's LL is best to
- * 1 KiB, DIRECT from 2 KiB. One thread keeps the team rule (its DIRECT copy is no faster). A
- * forced protocol, and SIMPLE where configured, are kept. `picked` is gshmemi_pick_proto's
+/* A device call by one thread group runs as one slice: its LL or LL128 steps follow one another,
+ * a round trip each, while DIRECT costs two syncs at any size, so past a step or two DIRECT wins.
+ * Measured with one slice (2 PEs on one H200 under MPS; reduce, fcollect, alltoall):
+ * - a block's LL is flat to one step (GSHMEMI_LL_SLICE_DATA), then adds about 1.2 us a step;
+ *   LL128 is best to 8 KiB for 512 threads, to about 4 KiB for 128; DIRECT from there;
+ * - a warp's LL is best to 1 KiB, DIRECT from 2 KiB; LL128 never wins;
+ * - one thread's LL is best to 32 B (a line at a time), DIRECT from 64 B (8 KiB: 55 vs 483 us).
+ * A forced protocol, and SIMPLE where configured, are kept. `picked` is gshmemi_pick_proto's
  * answer; LL128 needs whole warps. */
+#define GSHMEMI_GROUP_THREAD_LL_MAX 32
 #define GSHMEMI_GROUP_WARP_LL_MAX 1024
-#define GSHMEMI_GROUP_LL128_MAX (8u << 10)
+#define GSHMEMI_GROUP_LL128_MAX (8u << 10) /* from 256 threads; 1 KiB a warp below */
 GSHMEMI_HD_INLINE int gshmemi_group_proto(int picked, gshmemi_proto_rule_t r, size_t blk, unsigned group)
 {
-    const int warp_like = group <= 32, ll128_ok = r.has_ll128 && !warp_like && group % 32 == 0;
-    if (r.forced != GSHMEMI_PROTO_AUTO || group == 1) return picked;
+    const size_t ll_max = group == 1 ? GSHMEMI_GROUP_THREAD_LL_MAX
+                          : group <= 32 ? GSHMEMI_GROUP_WARP_LL_MAX : GSHMEMI_LL_SLICE_DATA;
+    const size_t ll128_max = group >= 256 ? GSHMEMI_GROUP_LL128_MAX : (size_t)group / 32 * 1024;
+    const int ll128_ok = r.has_ll128 && group > 32 && group % 32 == 0 && blk <= ll128_max;
+    if (r.forced != GSHMEMI_PROTO_AUTO) return picked;
     if (picked == GSHMEMI_PROTO_LL) {
-        if (blk <= (warp_like ? GSHMEMI_GROUP_WARP_LL_MAX : GSHMEMI_LL_SLICE_DATA)) return picked;
-        if (ll128_ok && blk <= GSHMEMI_GROUP_LL128_MAX && blk <= r.ll128_max) return GSHMEMI_PROTO_LL128;
-        return GSHMEMI_PROTO_DIRECT;
+        if (blk <= ll_max) return picked;
+        return ll128_ok && blk <= r.ll128_max ? GSHMEMI_PROTO_LL128 : GSHMEMI_PROTO_DIRECT;
     }
-    if (picked == GSHMEMI_PROTO_LL128) return ll128_ok && blk <= GSHMEMI_GROUP_LL128_MAX ? picked : GSHMEMI_PROTO_DIRECT;
+    if (picked == GSHMEMI_PROTO_LL128) return ll128_ok ? picked : GSHMEMI_PROTO_DIRECT;
     return picked;
 }
 

@@ -96,9 +96,9 @@ static void test_direct_push(void **state)
     assert_false(gshmemi_direct_push(&ds, 2, &a, 1));
 }
 
-/* One thread group (device call, one slice): LL while one step carries it (a warp: 1 KiB),
- * then LL128 to 8 KiB for blocks of whole warps, then DIRECT; one thread and forced protocols
- * keep the team rule. */
+/* One thread group (device call, one slice): LL while one step carries it (a warp: 1 KiB; one
+ * thread: 32 B), then LL128 for blocks of whole warps (to 8 KiB from 256 threads, 1 KiB a warp
+ * below), then DIRECT; forced protocols and SIMPLE keep the team rule. */
 static void test_group(void **state)
 {
     const int A = GSHMEMI_PROTO_AUTO;
@@ -108,7 +108,7 @@ static void test_group(void **state)
     assert_int_equal(GROUP(8, rule(A, 1), 512), GSHMEMI_PROTO_LL);
     assert_int_equal(GROUP(step, rule(A, 1), 512), GSHMEMI_PROTO_LL);
     assert_int_equal(GROUP(step + 1, rule(A, 1), 512), GSHMEMI_PROTO_LL128);
-    assert_int_equal(GROUP(l128, rule(A, 1), 64), GSHMEMI_PROTO_LL128);
+    assert_int_equal(GROUP(l128, rule(A, 1), 512), GSHMEMI_PROTO_LL128);
     assert_int_equal(GROUP(l128 + 1, rule(A, 1), 512), GSHMEMI_PROTO_DIRECT);
     assert_int_equal(GROUP(LL + 1, rule(A, 1), 512), GSHMEMI_PROTO_DIRECT); /* the team rule's LL128 */
     /* no LL128 buffers, or a block that is not whole warps: LL, then DIRECT */
@@ -122,8 +122,14 @@ static void test_group(void **state)
     r.ll128_max = step + 8;
     assert_int_equal(GROUP(step + 8, r, 512), GSHMEMI_PROTO_LL128);
     assert_int_equal(GROUP(step + 16, r, 512), GSHMEMI_PROTO_DIRECT);
-    /* one thread, a forced protocol and a configured SIMPLE are kept */
-    assert_int_equal(GROUP(LL, rule(A, 1), 1), GSHMEMI_PROTO_LL);
+    /* smaller blocks: LL128 to 1 KiB a warp (128 threads: 4 KiB) */
+    assert_int_equal(GROUP(4096, rule(A, 1), 128), GSHMEMI_PROTO_LL128);
+    assert_int_equal(GROUP(4097, rule(A, 1), 128), GSHMEMI_PROTO_DIRECT);
+    assert_int_equal(GROUP(l128, rule(A, 1), 1024), GSHMEMI_PROTO_LL128);
+    /* one thread */
+    assert_int_equal(GROUP(GSHMEMI_GROUP_THREAD_LL_MAX, rule(A, 1), 1), GSHMEMI_PROTO_LL);
+    assert_int_equal(GROUP(GSHMEMI_GROUP_THREAD_LL_MAX + 1, rule(A, 1), 1), GSHMEMI_PROTO_DIRECT);
+    /* a forced protocol and a configured SIMPLE are kept */
     assert_int_equal(GROUP(LL, rule(GSHMEMI_PROTO_LL, 1), 512), GSHMEMI_PROTO_LL);
     assert_int_equal(GROUP(LL + 1, rule(GSHMEMI_PROTO_LL128, 1), 512), GSHMEMI_PROTO_LL128);
     assert_int_equal(GROUP(LL128 + 1, rule(A, 1), 512), GSHMEMI_PROTO_SIMPLE);
