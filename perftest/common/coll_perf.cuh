@@ -279,7 +279,7 @@ template <int KIND, int DEVICE, typename T> static int pt_coll_run(pt_opts_t *o,
     if constexpr (DEVICE) fn = pt_dev_kernel_for<KIND, T>(op, scope);
     int fit = 0;
     if (grid && (shmemx_collective_launch_query_gridsize(fn, block, NULL, 0, &fit) || o->ctas > fit))
-        PT_FAIL(o, "--scope grid -c %d -t %d: at most %d such CTAs fit this GPU at once", o->ctas, threads, fit);
+        PT_REFUSE(o, "--scope grid -c %d -t %d: at most %d such CTAs fit this GPU at once", o->ctas, threads, fit);
     shmem_barrier_all();
 
     for (size_t size = with_data ? o->min_size : 0; size <= maxb; size = size ? size * o->step_factor : maxb + 1) {

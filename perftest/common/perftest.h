@@ -157,6 +157,17 @@ static inline void pt_init(const pt_opts_t *o)
     }
 }
 
+/* An option that passed the checks before init but cannot run on this GPU (a grid larger than
+ * fits): refused with exit 2 like any bad option, not reported as a failed check. */
+#define PT_REFUSE(o, ...)                                                                          \
+    do {                                                                                           \
+        fprintf(stderr, "%s: PE %d: refused: ", (o)->name, shmem_my_pe());                         \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fprintf(stderr, "\n");                                                                     \
+        fflush(NULL);                                                                              \
+        shmem_global_exit(2);                                                                      \
+    } while (0)
+
 /* Fails the whole job: a benchmark of a broken transfer is worse than none. */
 #define PT_FAIL(o, ...)                                                                            \
     do {                                                                                           \
