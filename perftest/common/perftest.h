@@ -157,26 +157,20 @@ static inline void pt_init(const pt_opts_t *o)
     }
 }
 
+/* Ends the whole job with `status`, after one line: NAME: PE n: LABEL: message. */
+#define PT_EXIT(o, status, label, ...)                                                             \
+    do {                                                                                           \
+        fprintf(stderr, "%s: PE %d: %s: ", (o)->name, shmem_my_pe(), label);                       \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fprintf(stderr, "\n");                                                                     \
+        fflush(NULL);                                                                              \
+        shmem_global_exit(status);                                                                 \
+    } while (0)
+/* Fails the whole job: a benchmark of a broken transfer is worse than none. */
+#define PT_FAIL(o, ...) PT_EXIT(o, 1, "VERIFICATION FAILED", __VA_ARGS__)
 /* An option that passed the checks before init but cannot run on this GPU (a grid larger than
  * fits): refused with exit 2 like any bad option, not reported as a failed check. */
-#define PT_REFUSE(o, ...)                                                                          \
-    do {                                                                                           \
-        fprintf(stderr, "%s: PE %d: refused: ", (o)->name, shmem_my_pe());                         \
-        fprintf(stderr, __VA_ARGS__);                                                              \
-        fprintf(stderr, "\n");                                                                     \
-        fflush(NULL);                                                                              \
-        shmem_global_exit(2);                                                                      \
-    } while (0)
-
-/* Fails the whole job: a benchmark of a broken transfer is worse than none. */
-#define PT_FAIL(o, ...)                                                                            \
-    do {                                                                                           \
-        fprintf(stderr, "%s: PE %d: VERIFICATION FAILED: ", (o)->name, shmem_my_pe());             \
-        fprintf(stderr, __VA_ARGS__);                                                              \
-        fprintf(stderr, "\n");                                                                     \
-        fflush(NULL);                                                                              \
-        shmem_global_exit(1);                                                                      \
-    } while (0)
+#define PT_REFUSE(o, ...) PT_EXIT(o, 2, "refused", __VA_ARGS__)
 
 /* An idle GPU runs at a low clock and takes milliseconds to ramp up (see rma_bw.cuh): repeat
  * `launch` (kernels or stream operations on `stream`) for 200 ms before measuring. */
