@@ -54,7 +54,10 @@ template <int OP, typename T> GSHMEMI_DEV int gshmemi_coll_grid(shmem_team_t tea
     __shared__ gshmemi_team_dev_t t;
     if (threadIdx.x + threadIdx.y + threadIdx.z == 0) t = gshmemi_team_get(team, routine);
     __syncthreads();
-    if (t.my_idx < 0) return -1;
+    if (t.my_idx < 0) {
+        __syncthreads(); /* every thread has read it before a next call may overwrite it */
+        return -1;
+    }
     a.proto = gshmemi_coll_proto(t, a, GSHMEMI_SCOPE_BLOCK);
     const unsigned ctas = gridDim.x * gridDim.y * gridDim.z;
     const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
