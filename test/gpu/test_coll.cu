@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "gpu_test.cuh"
@@ -476,7 +477,7 @@ int main(int argc, char **argv)
         /* a grid larger than fits is refused, not launched (it would hang at the grid sync) */
         EXPECT(shmemx_collective_launch((const void *)grid_kernel, most + 1, 512, args, 0, 0) == -1,
                "a grid of %d CTAs, one more than fit, was launched", most + 1);
-        ctas = most / 2 < 16 ? (most > 1 ? most / 2 : 1) : 16;
+        ctas = std::min(16, std::max(1, most / 2));
         GT_CUDA(cudaMemcpy(fit, &ctas, sizeof(int), cudaMemcpyHostToDevice));
         EXPECT(shmem_int_min_reduce(SHMEM_TEAM_WORLD, fit + 1, fit, 1) == 0, "int_min_reduce of the grid size failed");
         GT_CUDA(cudaMemcpy(&ctas, fit + 1, sizeof(int), cudaMemcpyDeviceToHost));
