@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds gshmem in ./build and runs the bundled perftests on this
-# host's GPUs with 2 PEs (one per GPU where there are two or more). Extra arguments go to every
-# perftest (e.g. --json). Exits non-zero, saying so, on a host without a GPU.
+# host's GPUs with 2 PEs (one per GPU where there are two or more). Where the 2 PEs share one
+# GPU, they run under a private MPS daemon (gshmemrun --mps: half the SMs each, stopped after
+# each perftest, the compute mode untouched); time-sliced, every latency would read as one
+# scheduling slice (milliseconds). Extra arguments go to every perftest (e.g. --json). Exits
+# non-zero, saying so, on a host without a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/install-deps.sh --perftests
@@ -18,8 +21,16 @@ source test/build.sh
 gshmem_build "$build" --buildtype=release
 
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-[ "$ngpus" -lt 2 ] && echo "perftest: one GPU: both PEs share it (time-sliced without MPS; figures are not NVLink figures)"
 run="$build/runtime/tools/gshmemrun -n 2 --timeout 300"
+if [ "$ngpus" -lt 2 ]; then
+    if command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
+        echo "perftest: one GPU: both PEs share it under MPS (a private daemon per perftest, half the SMs each; figures are not NVLink figures)"
+        run="$run --mps"
+    else
+        echo "perftest: one GPU and no nvidia-cuda-mps-control (it comes with the NVIDIA driver): both PEs share the GPU" \
+             "time-sliced, so latencies read in milliseconds; figures are not NVLink figures" >&2
+    fi
+fi
 pt="$build/perftest"
 $run "$pt/put_bw" -b 1K -e 256M -f 4 -c 32 -t 256 "$@"
 $run "$pt/get_bw" -b 1K -e 256M -f 4 -c 32 -t 256 "$@"
