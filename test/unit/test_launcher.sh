@@ -226,17 +226,19 @@ else fail "background children: rc $rc, started '$bgs', still alive '$left'"; ca
 mkdir -p "$tmp/bin1" "$tmp/bin0" "$tmp/nomps" "$tmp/mpsdir"
 printf '#!/bin/sh\n[ "$1" = -L ] && echo "GPU 0: Stand-in GPU (UUID: GPU-0)"\nexit 0\n' >"$tmp/bin1/nvidia-smi"
 printf '#!/bin/sh\necho "No devices were found"\nexit 6\n' >"$tmp/bin0/nvidia-smi"
+# Like the real one (seen on an H100 host): -d makes the control pipe at once and writes logs;
+# quit leaves control, control_lock and control_privileged in the pipe folder.
 cat >"$tmp/bin1/nvidia-cuda-mps-control" <<'SHEOF'
 #!/bin/sh
 log=${FAKE_MPS_LOG:?}
 if [ "$1" = -d ]; then
     echo "start pipe=$CUDA_MPS_PIPE_DIRECTORY log=$CUDA_MPS_LOG_DIRECTORY pct=${CUDA_MPS_ACTIVE_THREAD_PERCENTAGE:-unset}" >>"$log"
-    mkfifo "$CUDA_MPS_PIPE_DIRECTORY/control"
+    mkfifo "$CUDA_MPS_PIPE_DIRECTORY/control" "$CUDA_MPS_PIPE_DIRECTORY/control_privileged"
+    touch "$CUDA_MPS_PIPE_DIRECTORY/control_lock" "$CUDA_MPS_LOG_DIRECTORY/control.log"
     exit 0
 fi
 read -r cmd
 echo "$cmd pipe=$CUDA_MPS_PIPE_DIRECTORY" >>"$log"
-rm -f "$CUDA_MPS_PIPE_DIRECTORY/control"
 SHEOF
 chmod +x "$tmp"/bin1/* "$tmp"/bin0/*
 cp "$tmp/bin1/nvidia-smi" "$tmp/nomps/nvidia-smi"
