@@ -218,9 +218,13 @@ static int count_gpus(void)
 
     status = in_path("nvidia-smi") ? run_tool(argv, NULL, out, sizeof(out), -1) : -1;
     if (status != -1 && !(WIFEXITED(status) && WEXITSTATUS(status) == 127)) {
+        const char *line = out;
         n = 0;
-        for (const char *line = out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        while (line) {
             n += !strncmp(line, "GPU ", 4);
+            line = strchr(line, '\n');
+            if (line) line++;
+        }
     } else {
         DIR *d = opendir("/proc/driver/nvidia/gpus");
         struct dirent *e;
@@ -232,7 +236,11 @@ static int count_gpus(void)
     }
     if (n > 0 && visible) {
         int listed = 0;
-        for (const char *p = visible; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) listed += strcspn(p, ",") > 0;
+        for (const char *p = visible; *p;) {
+            size_t len = strcspn(p, ",");
+            listed += len > 0;
+            p += len + (p[len] == ',');
+        }
         if (listed < n) n = listed;
     }
     return n;
