@@ -112,21 +112,23 @@ wait_for() { # wait_for SECONDS command...: polls every 0.05 s
     done
 }
 
-# A pty harness: runs sh -c CMD as a session leader on a new pseudo-terminal (so in its
-# foreground group), types FEED once every word of TRIGGER ('|'-separated) is in the output,
+# A pty harness: ptyrun.py LIMIT CMD [TRIGGER FEED]...: runs sh -c CMD as a session leader on a
+# new pseudo-terminal (so in its foreground group); for each pair in turn, once every word of
+# TRIGGER ('|'-separated) is in the output (since the last feed), waits 0.3 s and types FEED;
 # prints the output, and kills CMD after LIMIT seconds.
 cat >"$tmp/ptyrun.py" <<'PYEOF'
 import os, pty, select, sys, time
-cmd, trigger, limit = sys.argv[1], sys.argv[2], float(sys.argv[4])
-feed = sys.argv[3].encode().decode("unicode_escape").encode("latin-1")
+limit, cmd = float(sys.argv[1]), sys.argv[2]
+steps = [(sys.argv[i], sys.argv[i + 1].encode().decode("unicode_escape").encode("latin-1")) for i in range(3, len(sys.argv) - 1, 2)]
 pid, fd = pty.fork()
 if pid == 0:
     os.execvp("sh", ["sh", "-c", cmd])
-out, t0, sent = b"", time.time(), False
+out, t0, mark = b"", time.time(), 0
 while True:
-    if not sent and all(w.encode() in out for w in trigger.split("|") if w):
-        os.write(fd, feed)
-        sent = True
+    if steps and all(w.encode() in out[mark:] for w in steps[0][0].split("|") if w):
+        time.sleep(0.3)
+        os.write(fd, steps.pop(0)[1])
+        mark = len(out)
     if time.time() - t0 > limit:
         os.kill(pid, 9)
         out += b"\n[pty harness: still running after %g s; killed]\n" % limit
@@ -153,7 +155,7 @@ lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 < b + 0) }'; }
 cat >"$tmp/pe_read.sh" <<'SHEOF'
 if [ "$GSHMEM_RANK" = 0 ]; then IFS= read -r line; echo "PE 0 read [$line]"; else echo "PE $GSHMEM_RANK ready"; fi
 SHEOF
-python3 "$tmp/ptyrun.py" "$RUN -n 2 --timeout 10 bash $tmp/pe_read.sh; echo rc=\$?; python3 $tmp/fg.py" "" 'hello from the terminal\n' 20 >"$tmp/out" 2>&1
+python3 "$tmp/ptyrun.py" 20 "$RUN -n 2 --timeout 10 bash $tmp/pe_read.sh; echo rc=\$?; python3 $tmp/fg.py" "" 'hello from the terminal\n' >"$tmp/out" 2>&1
 if grep -q 'PE 0 read \[hello from the terminal\]' "$tmp/out" && grep -q '^rc=0$' "$tmp/out" && grep -q 'terminal back: True' "$tmp/out" &&
     lt "$(elapsed_of "$tmp/out")" 5; then pass "PE 0 reads the terminal (a pty); the job ends in $(elapsed_of "$tmp/out") s"
 else fail "PE 0 reading the terminal"; cat "$tmp/out"; fi
@@ -163,16 +165,30 @@ else fail "PE 0 reading the terminal"; cat "$tmp/out"; fi
 cat >"$tmp/pe_sleep.sh" <<'SHEOF'
 echo "PE $GSHMEM_RANK ready"; sleep 30
 SHEOF
-python3 "$tmp/ptyrun.py" "$RUN -n 2 --timeout 15 bash $tmp/pe_sleep.sh; echo rc=\$?" 'PE 0 ready|PE 1 ready' '\x03' 20 >"$tmp/out" 2>&1
+python3 "$tmp/ptyrun.py" 20 "$RUN -n 2 --timeout 15 bash $tmp/pe_sleep.sh; echo rc=\$?" 'PE 0 ready|PE 1 ready' '\x03' >"$tmp/out" 2>&1
 if grep -q '^rc=130$' "$tmp/out" && grep -q 'killed by signal 2' "$tmp/out" && lt "$(elapsed_of "$tmp/out")" 5; then pass "Ctrl-C reaches the PEs (status 130)"
 else fail "Ctrl-C on the terminal"; cat "$tmp/out"; fi
 
 # 13. Ctrl-Z stops the PEs: gshmemrun names them, says there is no job control to stop with them
 # (sh -c is no job-control shell), and --timeout still ends the job without needing SIGKILL.
-python3 "$tmp/ptyrun.py" "$RUN -n 2 --timeout 3 bash $tmp/pe_sleep.sh; echo rc=\$?" 'PE 0 ready|PE 1 ready' '\x1a' 20 >"$tmp/out" 2>&1
+python3 "$tmp/ptyrun.py" 20 "$RUN -n 2 --timeout 3 bash $tmp/pe_sleep.sh; echo rc=\$?" 'PE 0 ready|PE 1 ready' '\x1a' >"$tmp/out" 2>&1
 if grep -qE 'PEs? [0-9, ]+ stopped by signal 20' "$tmp/out" && grep -q 'no job control here' "$tmp/out" && grep -q '^rc=124$' "$tmp/out" &&
     ! grep -q SIGKILL "$tmp/out" && lt "$(elapsed_of "$tmp/out")" 7; then pass "Ctrl-Z: the stopped PEs are named; --timeout still ends the job"
 else fail "Ctrl-Z on the terminal"; cat "$tmp/out"; fi
+
+# 13b. The same under a job-control shell (interactive bash): Ctrl-Z stops gshmemrun with its
+# PEs, so bash reports the job stopped; after 'fg' the PEs get the terminal back and PE 0 reads
+# the next line typed.
+cat >"$tmp/pe_fg.sh" <<'SHEOF'
+if [ "$GSHMEM_RANK" = 0 ]; then echo "PE 0 waits"; IFS= read -r line; echo "PE 0 got [$line]"; fi
+SHEOF
+python3 "$tmp/ptyrun.py" 30 "exec env -u PROMPT_COMMAND PS1='$ ' bash --norc --noprofile -i" \
+    '' "$RUN -n 2 --timeout 25 bash $tmp/pe_fg.sh\n" 'PE 0 waits' '\x1a' 'Stopped' 'fg\n' '' 'typed after fg\n' \
+    'PE 0 got' 'echo job$(echo rc):$?\n' 'jobrc:' 'exit\n' >"$tmp/out" 2>&1
+if grep -q 'Stopped' "$tmp/out" && grep -qE 'PEs? [0-9, ]*0[0-9, ]* stopped by signal 20' "$tmp/out" &&
+    grep -q 'PE 0 got \[typed after fg\]' "$tmp/out" && grep -q 'jobrc:0$' "$tmp/out" && ! grep -q 'no job control' "$tmp/out" &&
+    lt "$(elapsed_of "$tmp/out")" 20; then pass "Ctrl-Z under bash -i stops the job; fg gives PE 0 the terminal back"
+else fail "Ctrl-Z and fg under an interactive bash"; cat "$tmp/out"; fi
 
 # 14. A PE stopped by SIGSTOP is named by rank; SIGCONT to gshmemrun continues it.
 "$RUN" -n 2 --timeout 20 bash -c 'if [ "$GSHMEM_RANK" = 1 ]; then kill -STOP $$; echo "PE 1 resumed"; fi' >"$tmp/out" 2>"$tmp/err" &
