@@ -791,8 +791,9 @@ int main(int argc, char **argv)
         pid_t pid = fork();
         if (pid < 0) {
             fprintf(stderr, "gshmemrun: cannot start PE %d: fork failed: %s\n", i, strerror(errno));
-            stopping = 1;
+            stopping = killed = 1;
             exit_code = 1;
+            kill_at = now_s();
             stop_all(&job, SIGKILL);
             break;
         }
