@@ -203,7 +203,7 @@ int main(int argc, char **argv)
     if (n < 0) return fail_usage("%s", "missing -n N (the number of PEs)");
     if (argi >= argc || argv[argi][0] == '\0') return fail_usage("%s", "missing the program to run");
 
-    if (gshmemi_uid_create(&uid) != GSHMEMI_OK) {
+    if (gshmemi_uid_create_flags(&uid, GSHMEMI_UID_THIS_HOST) != GSHMEMI_OK) {
         fprintf(stderr, "gshmemrun: cannot create the bootstrap unique id (see the error above)\n");
         return 1;
     }
