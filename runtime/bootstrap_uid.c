@@ -1205,20 +1205,18 @@ static void log_missing(uid_state_t *st, int nranks, int joined)
 
 /* A joined rank sends nothing until the welcome: anything readable on its connection means it
  * died (or broke the protocol). Returns the rank, or 0 when all are fine. */
-static int dead_rank(uid_state_t *st, int nranks, struct pollfd *pfd, int np, const int *idx)
+static int dead_rank(const struct pollfd *pfd, int np, const int *idx)
 {
     for (int k = 0; k < np; k++) {
         char c;
         ssize_t n;
-        if (idx[k] >= 0 || !pfd[k].revents) continue;
+        if (idx[k] >= -1 || !pfd[k].revents) continue; /* -1: the listener */
         n = recv(pfd[k].fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
         {
             int r = -idx[k] - 1;
             GSHMEMI_ERROR("bootstrap", "rank 0: rank %d %s after joining, before the job formed; the job cannot start", r,
                           n > 0 ? "sent data it should not have" : "closed its connection (the process exited or was killed?)");
-            (void)nranks;
-            (void)st;
             return r;
         }
     }
@@ -1296,7 +1294,7 @@ static int root_accept(uid_state_t *st, int lfd, const gshmemi_uid_t *uid, int n
             rc = GSHMEMI_ERR_SYSTEM;
             goto out;
         }
-        if ((dead = dead_rank(st, nranks, pfd, np, idx)) > 0) {
+        if ((dead = dead_rank(pfd, np, idx)) > 0) {
             rc = GSHMEMI_ERR_REMOTE;
             root_abort(st, nranks, rc, dead, NULL, 0);
             goto out;
@@ -1361,7 +1359,7 @@ static int root_accept(uid_state_t *st, int lfd, const gshmemi_uid_t *uid, int n
             pfd[np].revents = 0;
             idx[np++] = -k - 1;
         }
-        if (poll(pfd, (nfds_t)np, 0) > 0 && (dead = dead_rank(st, nranks, pfd, np, idx)) > 0) {
+        if (poll(pfd, (nfds_t)np, 0) > 0 && (dead = dead_rank(pfd, np, idx)) > 0) {
             rc = GSHMEMI_ERR_REMOTE;
             root_abort(st, nranks, rc, dead, NULL, 0);
             goto out;
