@@ -986,7 +986,7 @@ static int test_dead_before_welcome(void)
     close(pipefd[1]);
     if (read(pipefd[0], &c, 1) != 1) FAIL("the hand-made rank 3 did not get through the handshake (exit %d)", wait_code(p3, 5));
     close(pipefd[0]);
-    usleep(200000); /* rank 0 reads the proof and admits rank 3 */
+    usleep(1000000); /* rank 0 reads the proof and admits rank 3 (a round trip; ample on a loaded host) */
     t0 = now_s();
     kill(p3, SIGKILL);
     waitpid(p3, NULL, 0);
