@@ -1001,10 +1001,100 @@ static int test_dead_before_welcome(void)
     return 0;
 }
 
+/* A stand-in rank 0 that knows the key: it turns the first connection away as busy (as rank 0
+ * does when it evicts), then completes the handshake on the second. The joiner must connect
+ * again, prove the key, and be welcomed. */
+static int test_busy_retry(void)
+{
+    job_arg_t j;
+    struct sockaddr_in sa;
+    int lfd, one = 1;
+    pid_t pid;
+
+    memset(&j, 0, sizeof(j));
+    EXPECT_RC(gshmemi_uid_create_flags(&j.uid, GSHMEMI_UID_THIS_HOST), GSHMEMI_OK);
+    gshmemi_uid_close_listener();
+    lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    memcpy(&sa.sin_addr, j.uid.addr, 4);
+    sa.sin_port = j.uid.port;
+    if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+        bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(lfd, 8) != 0)
+        FAIL("the stand-in rank 0 cannot listen: %s", strerror(errno));
+    j.rank = 1;
+    j.nranks = 2;
+    j.timeout = 5;
+    j.variant = JOB_EXIT_AFTER_INIT;
+    pid = spawn(job_child, &j);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        uint8_t in[GSHMEMI_UID_HDR_BYTES + GSHMEMI_UID_NONCE_BYTES], out[GSHMEMI_UID_HDR_BYTES + GSHMEMI_UID_NONCE_BYTES + 8];
+        struct pollfd p = {lfd, POLLIN, 0};
+        struct timeval tv = {5, 0};
+        gshmemi_uid_msg_t m;
+        gshmemi_uid_hdr_t h;
+        const char *why;
+        size_t got = 0;
+        uint64_t proof;
+        int cfd;
+
+        if (poll(&p, 1, 5000) != 1 || (cfd = accept(lfd, NULL, NULL)) < 0) FAIL("connection %d of the joiner never came", attempt + 1);
+        setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        while (got < sizeof(in)) {
+            ssize_t n = recv(cfd, in + got, sizeof(in) - got, 0);
+            if (n <= 0) FAIL("connection %d: no whole hello", attempt + 1);
+            got += (size_t)n;
+        }
+        if (gshmemi_uid_msg_decode(in, got, &m, &why) != (long)got || m.hdr.op != GSHMEMI_UID_OP_HELLO || m.hdr.src != 1 ||
+            m.hdr.arg != 2)
+            FAIL("connection %d: the hello does not decode as rank 1 of 2", attempt + 1);
+        memset(&h, 0, sizeof(h));
+        h.magic = GSHMEMI_UID_MSG_MAGIC;
+        h.version = GSHMEMI_UID_PROTO_VERSION;
+        if (attempt == 0) {
+            h.op = GSHMEMI_UID_OP_REJECT;
+            h.arg = GSHMEMI_UID_REJECT_BUSY;
+            (void)!send(cfd, &h, sizeof(h), MSG_NOSIGNAL);
+            close(cfd);
+            continue;
+        }
+        h.op = GSHMEMI_UID_OP_CHALLENGE;
+        h.len = GSHMEMI_UID_NONCE_BYTES + 8;
+        memcpy(out, &h, sizeof(h));
+        for (int i = 0; i < GSHMEMI_UID_NONCE_BYTES; i++) out[sizeof(h) + i] = (uint8_t)rand();
+        proof = gshmemi_uid_proof(j.uid.key, 'R', m.nonce, out + sizeof(h), 1, 2);
+        memcpy(out + sizeof(h) + GSHMEMI_UID_NONCE_BYTES, &proof, 8);
+        (void)!send(cfd, out, sizeof(out), MSG_NOSIGNAL);
+        got = 0;
+        while (got < GSHMEMI_UID_HDR_BYTES + 8) {
+            ssize_t n = recv(cfd, in + got, GSHMEMI_UID_HDR_BYTES + 8 - got, 0);
+            if (n <= 0) FAIL("no proof from the joiner");
+            got += (size_t)n;
+        }
+        {
+            gshmemi_uid_msg_t pm;
+            if (gshmemi_uid_msg_decode(in, got, &pm, &why) != (long)got || pm.hdr.op != GSHMEMI_UID_OP_PROOF)
+                FAIL("the joiner's second message is not a proof");
+            if (pm.proof != gshmemi_uid_proof(j.uid.key, 'J', m.nonce, out + sizeof(h), 1, 2)) FAIL("the joiner's proof is wrong");
+        }
+        memset(&h, 0, sizeof(h));
+        h.magic = GSHMEMI_UID_MSG_MAGIC;
+        h.version = GSHMEMI_UID_PROTO_VERSION;
+        h.op = GSHMEMI_UID_OP_WELCOME;
+        h.arg = 2;
+        (void)!send(cfd, &h, sizeof(h), MSG_NOSIGNAL);
+        CHECK_CODE(wait_code(pid, 10), 0, "a joiner turned away once as busy");
+        close(cfd);
+    }
+    close(lfd);
+    printf("test_bootstrap: a joiner told 'busy' connects again and is welcomed\n");
+    return 0;
+}
+
 static int mode_fork(void)
 {
     if (test_local() || test_job_with_intruders() || test_late_root() || test_vanished_peer() || test_stalled_peer() || test_mismatch() ||
-        test_timeouts() || test_wire() || test_forged_root() || test_dead_before_welcome() || test_flood() || test_fd_limit())
+        test_timeouts() || test_wire() || test_forged_root() || test_busy_retry() || test_dead_before_welcome() || test_flood() || test_fd_limit())
         return 1;
     printf("test_bootstrap: all uid bootstrap checks passed\n");
     return 0;
