@@ -1158,8 +1158,9 @@ static void evict_oldest(admit_t *a)
 }
 
 /* At the open-file limit: make room by dropping the oldest pending connection, or, with none,
- * accept the newcomer on the spare descriptor and drop it (a real rank connects again). */
-static void at_fd_limit(admit_t *a, int lfd, int err)
+ * accept the newcomer on the spare descriptor and drop it (a real rank connects again).
+ * Returns 0 when neither was possible. */
+static int at_fd_limit(admit_t *a, int lfd, int err)
 {
     if (!a->fdlimit_warned++)
         GSHMEMI_WARN("bootstrap", "rank 0: accept failed: %s (the open-file limit, ulimit -n, is reached); dropping the oldest unauthenticated connection to make room, and going on",
@@ -1171,7 +1172,7 @@ static void at_fd_limit(admit_t *a, int lfd, int err)
         close(o->fd);
         o->fd = -1;
         a->npend--;
-        return;
+        return 1;
     }
     if (a->spare_fd >= 0) {
         int fd;
@@ -1183,7 +1184,9 @@ static void at_fd_limit(admit_t *a, int lfd, int err)
             a->ndrops++, a->drops[DROP_FDLIMIT]++;
         }
         a->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        return 1;
     }
+    return 0;
 }
 
 static void log_missing(uid_state_t *st, int nranks, int joined)
@@ -1319,8 +1322,9 @@ static int root_accept(uid_state_t *st, int lfd, const gshmemi_uid_t *uid, int n
                 if (e == EINTR || e == ECONNABORTED) continue;
                 if (e == EAGAIN || e == EWOULDBLOCK) break;
                 if (e == EMFILE || e == ENFILE) {
-                    at_fd_limit(&a, lfd, e);
-                    continue;
+                    if (at_fd_limit(&a, lfd, e)) continue;
+                    poll(NULL, 0, 10); /* nothing to close: the joined ranks hold every fd; do not spin */
+                    break;
                 }
                 if (e == EBADF || e == EINVAL || e == ENOTSOCK || e == EFAULT || e == EOPNOTSUPP) {
                     GSHMEMI_ERROR("bootstrap", "rank 0: accept failed: %s", strerror(e));
