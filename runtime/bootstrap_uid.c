@@ -1,8 +1,9 @@
 /* Unique-id bootstrap over TCP.
  *
  * Rank 0 owns a listening socket (made by gshmemi_uid_create, or inherited from gshmemrun);
- * the uid carries its address, port and a random job key. Every other rank connects to rank 0
- * and presents the key: a star. Each collective is a gather to rank 0 followed by a scatter or
+ * the uid carries its address, port and a random job key. Every other rank connects to rank 0,
+ * and each side proves to the other that it holds the key without sending it (see "joining"):
+ * a star. Each collective is a gather to rank 0 followed by a scatter or
  * broadcast from it. Messages are a fixed header (op, sequence number, length) plus payload, so
  * ranks that call different operations, or the same one with different sizes, are caught.
  *
