@@ -40,13 +40,19 @@ typedef struct {
     uint16_t port;          /* network order */
     uint16_t family;        /* AF_INET */
     uint32_t reserved;
-    uint64_t key[2];        /* random job key every joiner must present */
+    uint64_t key[2];        /* random job key; each side proves it holds it, it never travels */
     uint8_t pad[GSHMEMI_UNIQUEID_BYTES - 48];
 } gshmemi_uid_t;
 #define GSHMEMI_UID_MAGIC 0x47534855u /* "GSHU" */
 
-/* Creates a listener (kept open in this process, so the caller becomes rank 0) and fills uid. */
+/* Creates a listener (kept open in this process, so the caller becomes rank 0) and fills uid.
+ * It listens on GSHMEM_BOOTSTRAP_ADDR, else on the address of GSHMEM_BOOTSTRAP_IFNAME, else on
+ * the first IPv4 interface that is up; the choice is logged at info. */
 int gshmemi_uid_create(gshmemi_uid_t *uid);
+/* Every PE of the job runs on this host (gshmemrun): listen on 127.0.0.1 only. */
+#define GSHMEMI_UID_THIS_HOST 1u
+/* gshmemi_uid_create with GSHMEMI_UID_* flags. */
+int gshmemi_uid_create_flags(gshmemi_uid_t *uid, unsigned flags);
 /* Text form for environment variables: hex of the whole struct. out needs 2*sizeof+1 bytes. */
 void gshmemi_uid_to_string(const gshmemi_uid_t *uid, char *out);
 int gshmemi_uid_from_string(const char *text, gshmemi_uid_t *uid);

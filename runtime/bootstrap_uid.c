@@ -1,8 +1,9 @@
 /* Unique-id bootstrap over TCP.
  *
  * Rank 0 owns a listening socket (made by gshmemi_uid_create, or inherited from gshmemrun);
- * the uid carries its address, port and a random job key. Every other rank connects to rank 0
- * and presents the key: a star. Each collective is a gather to rank 0 followed by a scatter or
+ * the uid carries its address, port and a random job key. Every other rank connects to rank 0,
+ * and each side proves to the other that it holds the key without sending it (see "joining"):
+ * a star. Each collective is a gather to rank 0 followed by a scatter or
  * broadcast from it. Messages are a fixed header (op, sequence number, length) plus payload, so
  * ranks that call different operations, or the same one with different sizes, are caught.
  *
@@ -20,6 +21,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,55 +31,72 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bootstrap_uid_msg.h"
+#include "env.h"
 #include "log.h"
 
-#define UID_VERSION 1u
-#define MSG_MAGIC 0x47534842u /* "GSHB" */
-#define MAX_PENDING 256       /* connections that have not finished their hello yet */
+#define UID_VERSION 2u /* 2: the key is proven, never sent (see bootstrap_uid_msg.h) */
 
+/* Admission at rank 0. A connection that has not finished its handshake is "pending"; strangers
+ * can open as many as they like, so pending connections are bounded three ways:
+ * - HELLO_DEADLINE_S: each must finish its handshake (hello, then the answer to rank 0's
+ *   challenge) this long after it was accepted. A real rank sends its hello right after
+ *   connecting and answers within one round trip, so seconds are ample even on a loaded host.
+ * - MAX_PENDING: when the slots are full, the oldest pending connection is dropped (after reading
+ *   whatever it already sent) to make room for the newest, so a flood cannot lock real ranks out.
+ * - ACCEPT_BATCH: at most this many accepts between two polls, so handshakes already under way
+ *   progress before a burst of new connections can evict them.
+ * A rank dropped this way is told "busy" and connects again within its own timeout. */
+#define HELLO_DEADLINE_S 2.0
+#define MAX_PENDING 256
+#define ACCEPT_BATCH 16
+#define DROP_WARNINGS 4 /* per-connection warnings before rank 0 only counts them */
+#define RC_RETRY 1      /* internal status: rank 0 dropped a joiner before its handshake finished; connect again */
+
+#define MSG_MAGIC GSHMEMI_UID_MSG_MAGIC
 enum {
-    OP_HELLO = 1,   /* joiner -> 0: src = rank, arg = nranks, payload = key */
-    OP_WELCOME,     /* 0 -> joiner, once every rank has joined */
-    OP_REJECT,      /* 0 -> joiner: arg = reason */
-    OP_ABORT,       /* 0 -> everyone: arg = failed rank, status = its status */
-    OP_ALLGATHER,
-    OP_ALLTOALL,
-    OP_BARRIER,
-    OP_BCAST,       /* arg = root */
+    OP_HELLO = GSHMEMI_UID_OP_HELLO,
+    OP_WELCOME = GSHMEMI_UID_OP_WELCOME,
+    OP_REJECT = GSHMEMI_UID_OP_REJECT,
+    OP_ABORT = GSHMEMI_UID_OP_ABORT,
+    OP_ALLGATHER = GSHMEMI_UID_OP_ALLGATHER,
+    OP_ALLTOALL = GSHMEMI_UID_OP_ALLTOALL,
+    OP_BARRIER = GSHMEMI_UID_OP_BARRIER,
+    OP_BCAST = GSHMEMI_UID_OP_BCAST,
+    OP_CHALLENGE = GSHMEMI_UID_OP_CHALLENGE,
+    OP_PROOF = GSHMEMI_UID_OP_PROOF,
 };
 
-enum { REJECT_KEY = 1, REJECT_NRANKS, REJECT_RANK, REJECT_DUPLICATE, REJECT_VERSION };
+enum {
+    REJECT_KEY = GSHMEMI_UID_REJECT_KEY,
+    REJECT_NRANKS = GSHMEMI_UID_REJECT_NRANKS,
+    REJECT_RANK = GSHMEMI_UID_REJECT_RANK,
+    REJECT_DUPLICATE = GSHMEMI_UID_REJECT_DUPLICATE,
+    REJECT_VERSION = GSHMEMI_UID_REJECT_VERSION,
+    REJECT_BUSY = GSHMEMI_UID_REJECT_BUSY,
+};
 
 static const char *op_name(unsigned op)
 {
-    static const char *const names[] = {"?", "hello", "welcome", "reject", "abort", "allgather", "alltoall", "barrier", "bcast"};
+    static const char *const names[] = {"?", "hello", "welcome", "reject", "abort", "allgather", "alltoall", "barrier", "bcast",
+                                        "challenge", "proof"};
     return op < sizeof(names) / sizeof(names[0]) ? names[op] : "unknown";
 }
 
 static const char *reject_reason(int reason)
 {
     switch (reason) {
-    case REJECT_KEY: return "its job key differs from rank 0's (a unique id of another job?)";
+    case REJECT_KEY: return "it did not prove the job key (a unique id of another job?)";
     case REJECT_NRANKS: return "its nranks differs from rank 0's";
     case REJECT_RANK: return "its rank is out of range";
     case REJECT_DUPLICATE: return "another process already joined with the same rank";
     case REJECT_VERSION: return "its gshmem bootstrap version differs from rank 0's";
+    case REJECT_BUSY: return "rank 0 dropped the connection before its handshake finished";
     default: return "unknown reason";
     }
 }
 
-/* Fixed-size header in front of every message (native byte order: same-architecture jobs). */
-typedef struct {
-    uint32_t magic;
-    uint16_t op;
-    uint16_t version;
-    int32_t src;    /* sender's rank */
-    int32_t arg;    /* op-specific, see the OP_ list */
-    int32_t status; /* OP_ABORT: the failure's status */
-    uint32_t reserved;
-    uint64_t seq;   /* per-bootstrap operation counter; 0 for connection setup */
-    uint64_t len;   /* payload bytes that follow */
-} msg_hdr_t;
+typedef gshmemi_uid_hdr_t msg_hdr_t;
 
 typedef struct {
     int fd;            /* rank 0: -1; others: the connection to rank 0 */
@@ -158,12 +177,13 @@ static int same_job(const gshmemi_uid_t *a, const gshmemi_uid_t *b)
 /* ---------------------------------------------------------------- unique id */
 
 /* First up, non-loopback IPv4 address of this host, else 127.0.0.1 (network order). */
-static struct in_addr pick_address(void)
+static struct in_addr pick_address(char *ifname, size_t n)
 {
     struct ifaddrs *ifs = NULL, *it;
     struct in_addr a;
 
     a.s_addr = htonl(INADDR_LOOPBACK);
+    snprintf(ifname, n, "lo");
     if (getifaddrs(&ifs) != 0) {
         GSHMEMI_WARN("bootstrap", "getifaddrs failed (%s); rank 0 listens on 127.0.0.1 (this host only)", strerror(errno));
         return a;
@@ -172,10 +192,79 @@ static struct in_addr pick_address(void)
         if (!it->ifa_addr || it->ifa_addr->sa_family != AF_INET) continue;
         if (!(it->ifa_flags & IFF_UP) || (it->ifa_flags & IFF_LOOPBACK)) continue;
         a = ((struct sockaddr_in *)(void *)it->ifa_addr)->sin_addr;
+        snprintf(ifname, n, "%s", it->ifa_name);
         break;
     }
     freeifaddrs(ifs);
     return a;
+}
+
+/* The IPv4 address of the interface GSHMEM_BOOTSTRAP_IFNAME names. */
+static int ifname_address(const char *name, struct in_addr *out)
+{
+    struct ifaddrs *ifs = NULL, *it;
+    char have[256];
+    size_t off = 0;
+    int found = 0;
+
+    if (getifaddrs(&ifs) != 0) {
+        GSHMEMI_ERROR("bootstrap", "GSHMEM_BOOTSTRAP_IFNAME=\"%s\": cannot list this host's interfaces (getifaddrs: %s)", name,
+                      strerror(errno));
+        return GSHMEMI_ERR_SYSTEM;
+    }
+    have[0] = '\0';
+    for (it = ifs; it; it = it->ifa_next) {
+        if (!it->ifa_addr || it->ifa_addr->sa_family != AF_INET) continue;
+        if (!found && strcmp(it->ifa_name, name) == 0) {
+            *out = ((struct sockaddr_in *)(void *)it->ifa_addr)->sin_addr;
+            found = 1;
+        }
+        if (off < sizeof(have) - 1)
+            off += (size_t)snprintf(have + off, sizeof(have) - off, "%s%s", off ? ", " : "", it->ifa_name);
+    }
+    freeifaddrs(ifs);
+    if (!found) {
+        GSHMEMI_ERROR("bootstrap", "GSHMEM_BOOTSTRAP_IFNAME=\"%s\" is not an interface with an IPv4 address on this host (those with one: %s)",
+                      name, have[0] ? have : "none");
+        return GSHMEMI_ERR_INVALID;
+    }
+    return GSHMEMI_OK;
+}
+
+/* Where rank 0 listens: 127.0.0.1 when every PE runs on this host, else the address or interface
+ * the environment names, else the first non-loopback IPv4 address. *env_var names the variable
+ * that chose it (NULL otherwise), so a failed bind can name it; why says how it was chosen. */
+static int choose_address(unsigned flags, struct in_addr *addr, const char **env_var, char *why, size_t n)
+{
+    const char *ifname = gshmemi_env.BOOTSTRAP_IFNAME, *text = gshmemi_env.BOOTSTRAP_ADDR;
+    char pick[IF_NAMESIZE + 1];
+
+    *env_var = NULL;
+    if (ifname[0] && text[0]) {
+        GSHMEMI_ERROR("bootstrap", "GSHMEM_BOOTSTRAP_IFNAME=\"%s\" and GSHMEM_BOOTSTRAP_ADDR=\"%s\" are both set; set one of them", ifname,
+                      text);
+        return GSHMEMI_ERR_INVALID;
+    }
+    /* Checked even when unused, so a typo is caught where it is made. */
+    if (text[0] && inet_pton(AF_INET, text, addr) != 1) {
+        GSHMEMI_ERROR("bootstrap", "GSHMEM_BOOTSTRAP_ADDR=\"%s\" is not an IPv4 address of this host (dotted quad such as 10.0.0.5)", text);
+        return GSHMEMI_ERR_INVALID;
+    }
+    if (ifname[0]) GSHMEMI_CHECK(ifname_address(ifname, addr));
+    if (flags & GSHMEMI_UID_THIS_HOST) {
+        addr->s_addr = htonl(INADDR_LOOPBACK);
+        snprintf(why, n, "every PE runs on this host%s", ifname[0] || text[0] ? "; GSHMEM_BOOTSTRAP_IFNAME/_ADDR are not used" : "");
+    } else if (text[0]) {
+        *env_var = "GSHMEM_BOOTSTRAP_ADDR";
+        snprintf(why, n, "GSHMEM_BOOTSTRAP_ADDR=%s", text);
+    } else if (ifname[0]) {
+        *env_var = "GSHMEM_BOOTSTRAP_IFNAME";
+        snprintf(why, n, "GSHMEM_BOOTSTRAP_IFNAME=%s", ifname);
+    } else {
+        *addr = pick_address(pick, sizeof(pick));
+        snprintf(why, n, "first IPv4 interface that is up, %s; GSHMEM_BOOTSTRAP_IFNAME or _ADDR choose another", pick);
+    }
+    return GSHMEMI_OK;
 }
 
 static int listen_on(struct in_addr addr, int *fd_out, uint16_t *port_out)
@@ -211,40 +300,62 @@ static void set_listener(int fd, const gshmemi_uid_t *uid)
     g_listen_uid = *uid;
 }
 
-int gshmemi_uid_create(gshmemi_uid_t *uid)
+/* n random bytes from the kernel. */
+static int fill_random(void *buf, size_t n, const char *what)
+{
+    size_t got = 0;
+
+    while (got < n) {
+        ssize_t r = getrandom((char *)buf + got, n - got, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            GSHMEMI_ERROR("bootstrap", "%s: getrandom failed: %s", what, strerror(errno));
+            return GSHMEMI_ERR_SYSTEM;
+        }
+        got += (size_t)r;
+    }
+    return GSHMEMI_OK;
+}
+
+int gshmemi_uid_create(gshmemi_uid_t *uid) { return gshmemi_uid_create_flags(uid, 0); }
+
+int gshmemi_uid_create_flags(gshmemi_uid_t *uid, unsigned flags)
 {
     struct in_addr addr;
+    const char *env_var;
+    char why[128];
     uint16_t port = 0;
     int fd = -1, err;
-    size_t got = 0;
 
     if (!uid) {
         GSHMEMI_ERROR("bootstrap", "gshmemi_uid_create: uid is NULL");
         return GSHMEMI_ERR_INVALID;
     }
     memset(uid, 0, sizeof(*uid));
-    addr = pick_address();
+    GSHMEMI_CHECK(gshmemi_env_init());
+    GSHMEMI_CHECK(choose_address(flags, &addr, &env_var, why, sizeof(why)));
     err = listen_on(addr, &fd, &port);
-    if (err && addr.s_addr != htonl(INADDR_LOOPBACK)) {
+    if (err) {
         char ip[INET_ADDRSTRLEN];
         inet_ntop(AF_INET, &addr, ip, sizeof(ip));
-        GSHMEMI_WARN("bootstrap", "cannot listen on %s (%s); using 127.0.0.1, so only PEs of this host can join", ip, strerror(-err));
-        addr.s_addr = htonl(INADDR_LOOPBACK);
-        err = listen_on(addr, &fd, &port);
+        if (env_var) {
+            GSHMEMI_ERROR("bootstrap", "gshmemi_uid_create: cannot listen on %s, which %s names: %s", ip, env_var, strerror(-err));
+            return GSHMEMI_ERR_INVALID;
+        }
+        if (addr.s_addr != htonl(INADDR_LOOPBACK)) {
+            GSHMEMI_WARN("bootstrap", "cannot listen on %s (%s); using 127.0.0.1, so only PEs of this host can join", ip, strerror(-err));
+            addr.s_addr = htonl(INADDR_LOOPBACK);
+            snprintf(why, sizeof(why), "the fallback after %s failed", ip);
+            err = listen_on(addr, &fd, &port);
+        }
     }
     if (err) {
         GSHMEMI_ERROR("bootstrap", "gshmemi_uid_create: cannot open a listening TCP socket: %s", strerror(-err));
         return GSHMEMI_ERR_SYSTEM;
     }
-    while (got < sizeof(uid->key)) {
-        ssize_t n = getrandom((char *)uid->key + got, sizeof(uid->key) - got, 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            GSHMEMI_ERROR("bootstrap", "gshmemi_uid_create: getrandom failed: %s", strerror(errno));
-            close(fd);
-            return GSHMEMI_ERR_SYSTEM;
-        }
-        got += (size_t)n;
+    if (fill_random(uid->key, sizeof(uid->key), "gshmemi_uid_create") != GSHMEMI_OK) {
+        close(fd);
+        return GSHMEMI_ERR_SYSTEM;
     }
     uid->magic = GSHMEMI_UID_MAGIC;
     uid->version = UID_VERSION;
@@ -255,7 +366,7 @@ int gshmemi_uid_create(gshmemi_uid_t *uid)
     if (gshmemi_log_level >= GSHMEMI_LOG_INFO) {
         char where[64];
         addr_string(uid, where, sizeof(where));
-        GSHMEMI_INFO("bootstrap", "unique id created; rank 0 listens on %s", where);
+        GSHMEMI_INFO("bootstrap", "unique id created; rank 0 listens on %s (%s)", where, why);
     }
     return GSHMEMI_OK;
 }
@@ -366,7 +477,7 @@ static void hdr_init(msg_hdr_t *h, int op, int src, int arg, uint64_t seq, uint6
     memset(h, 0, sizeof(*h));
     h->magic = MSG_MAGIC;
     h->op = (uint16_t)op;
-    h->version = UID_VERSION;
+    h->version = GSHMEMI_UID_PROTO_VERSION;
     h->src = src;
     h->arg = arg;
     h->seq = seq;
@@ -445,6 +556,7 @@ static int check_header(xfer_t *x, xfer_ctx_t *c)
         return c->abort_status;
     }
     if (h->op == OP_REJECT) {
+        if (h->arg == REJECT_BUSY && x->exp_op == OP_WELCOME) return RC_RETRY;
         GSHMEMI_ERROR("bootstrap", "rank %d: rank 0 rejected this process: %s", c->my_rank, reject_reason(h->arg));
         return GSHMEMI_ERR_INVALID;
     }
@@ -855,59 +967,227 @@ static int uid_finalize(gshmemi_bootstrap_t *bs)
 
 /* ---------------------------------------------------------------- joining */
 
+/* The handshake (protocol version 2). The key never travels; each side proves it holds it:
+ *   joiner -> 0   HELLO      rank, nranks, the joiner's fresh nonce
+ *   0 -> joiner   CHALLENGE  rank 0's fresh nonce, rank 0's proof (SipHash-2-4 under the key of
+ *                            both nonces, rank and nranks, side 'R')
+ *   joiner -> 0   PROOF      the joiner's proof (the same, side 'J'), sent only once rank 0's
+ *                            proof checked out, so a process that took rank 0's port learns nothing
+ *   0 -> joiner   WELCOME    once every rank has proven itself (or REJECT / ABORT)
+ * Rank 0 decides about rank, nranks and duplicates only after the proof, so a stranger can neither
+ * take a rank's place nor learn anything about the job. */
+
+enum { STAGE_HELLO, STAGE_PROOF };
+enum { DROP_DEADLINE, DROP_EVICTED, DROP_GARBAGE, DROP_KEY, DROP_CLOSED, DROP_FDLIMIT, DROP_KINDS };
+
 typedef struct {
-    int fd;
-    size_t done;
-    struct {
-        msg_hdr_t hdr;
-        uint64_t key[2];
-    } msg;
+    int fd;            /* -1: free slot */
+    int stage;         /* STAGE_HELLO: reading the hello; STAGE_PROOF: challenge sent, reading the proof */
+    uint64_t serial;   /* accept order: the smallest is the oldest */
+    double deadline;   /* accept time + HELLO_DEADLINE_S */
+    size_t done;       /* bytes of the current message received */
+    uint8_t buf[GSHMEMI_UID_HDR_BYTES + GSHMEMI_UID_PAYLOAD_MAX];
+    int32_t rank, nranks;
+    uint8_t jnonce[GSHMEMI_UID_NONCE_BYTES], rnonce[GSHMEMI_UID_NONCE_BYTES];
     char from[INET_ADDRSTRLEN + 8];
 } pending_t;
 
-static void reject(pending_t *p, int reason)
+/* Rank 0's admission state while the job forms. */
+typedef struct {
+    uid_state_t *st;
+    const gshmemi_uid_t *uid;
+    int nranks, joined;
+    pending_t *pend;   /* MAX_PENDING slots */
+    int npend;
+    uint64_t serial;
+    unsigned long drops[DROP_KINDS], ndrops;
+    int spare_fd;      /* held open so that at the fd limit one accept can still be made and dropped */
+    int fdlimit_warned;
+} admit_t;
+
+static void send_reject(int fd, int reason)
 {
     msg_hdr_t h;
     hdr_init(&h, OP_REJECT, 0, reason, 0, 0);
     /* Best effort: the joiner reports it; if it cannot, it sees the close. */
-    (void)!send(p->fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
-    close(p->fd);
-    p->fd = -1;
+    (void)!send(fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-/* A complete hello from p: adopt it as a rank or reject it. Returns 1 when adopted. */
-static int judge_hello(uid_state_t *st, const gshmemi_uid_t *uid, int nranks, pending_t *p)
+/* Drops a pending connection. Strangers can cause any number of these, so only the first few
+ * are logged one by one; root_accept sums up the rest. */
+static void drop(admit_t *a, pending_t *p, int kind, const char *detail)
 {
-    const msg_hdr_t *h = &p->msg.hdr;
+    static const char *const what[DROP_KINDS] = {
+        "no complete handshake within the hello deadline",
+        "evicted, the oldest of a full table of pending connections",
+        "not a gshmem hello",
+        "it did not prove the job key",
+        "closed by the other side before its handshake was complete",
+        "dropped at the open-file limit",
+    };
+    if (kind == DROP_DEADLINE || kind == DROP_EVICTED) send_reject(p->fd, REJECT_BUSY);
+    if (kind == DROP_KEY) send_reject(p->fd, REJECT_KEY);
+    a->drops[kind]++;
+    if (++a->ndrops <= DROP_WARNINGS)
+        GSHMEMI_WARN("bootstrap", "rank 0: dropping a connection from %s: %s%s%s%s", p->from, what[kind], detail ? " (" : "",
+                     detail ? detail : "", detail ? ")" : "");
+    close(p->fd);
+    p->fd = -1;
+    a->npend--;
+}
+
+static int send_now(int fd, const void *buf, size_t n)
+{
+    ssize_t r;
+    do r = send(fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    while (r < 0 && errno == EINTR);
+    return r == (ssize_t)n ? 0 : -1;
+}
+
+/* A complete hello: answer with rank 0's nonce and proof. */
+static void on_hello(admit_t *a, pending_t *p, const gshmemi_uid_msg_t *m)
+{
+    uint8_t out[GSHMEMI_UID_HDR_BYTES + GSHMEMI_UID_NONCE_BYTES + 8];
+    msg_hdr_t h;
+    uint64_t proof;
+
+    p->rank = m->hdr.src;
+    p->nranks = m->hdr.arg;
+    memcpy(p->jnonce, m->nonce, sizeof(p->jnonce));
+    if (fill_random(p->rnonce, sizeof(p->rnonce), "rank 0") != GSHMEMI_OK) {
+        drop(a, p, DROP_CLOSED, "no random nonce");
+        return;
+    }
+    proof = gshmemi_uid_proof(a->uid->key, 'R', p->jnonce, p->rnonce, p->rank, p->nranks);
+    hdr_init(&h, OP_CHALLENGE, 0, 0, 0, GSHMEMI_UID_NONCE_BYTES + 8);
+    memcpy(out, &h, sizeof(h));
+    memcpy(out + sizeof(h), p->rnonce, GSHMEMI_UID_NONCE_BYTES);
+    memcpy(out + sizeof(h) + GSHMEMI_UID_NONCE_BYTES, &proof, 8);
+    /* The socket has sent nothing before, so the whole challenge fits its buffer. */
+    if (send_now(p->fd, out, sizeof(out)) != 0) {
+        drop(a, p, DROP_CLOSED, "cannot send the challenge");
+        return;
+    }
+    p->stage = STAGE_PROOF;
+    p->done = 0;
+}
+
+/* A complete proof: admit the joiner as its rank, or reject it. */
+static void on_proof(admit_t *a, pending_t *p, const gshmemi_uid_msg_t *m)
+{
+    uid_state_t *st = a->st;
+    uint64_t want = gshmemi_uid_proof(a->uid->key, 'J', p->jnonce, p->rnonce, p->rank, p->nranks);
     int reason = 0;
 
-    if (h->magic != MSG_MAGIC || h->op != OP_HELLO || h->len != sizeof(p->msg.key)) {
-        GSHMEMI_WARN("bootstrap", "rank 0: dropping a connection from %s that did not send a gshmem hello", p->from);
+    if (!gshmemi_uid_proof_equal(m->proof, want)) {
+        drop(a, p, DROP_KEY, NULL);
+        return;
+    }
+    /* From here on the joiner holds the key: it is one of ours, so every rejection is logged. */
+    if (p->nranks != a->nranks) reason = REJECT_NRANKS;
+    else if (st->conns[p->rank] >= 0) reason = REJECT_DUPLICATE;
+    if (reason) {
+        GSHMEMI_WARN("bootstrap", "rank 0: rejecting a join from %s as rank %d of %d: %s; still waiting for valid ranks", p->from,
+                     (int)p->rank, (int)p->nranks, reject_reason(reason));
+        send_reject(p->fd, reason);
         close(p->fd);
         p->fd = -1;
-        return 0;
+        a->npend--;
+        return;
     }
-    if (h->version != UID_VERSION)
-        reason = REJECT_VERSION;
-    else if (memcmp(p->msg.key, uid->key, sizeof(uid->key)) != 0)
-        reason = REJECT_KEY;
-    else if (h->arg != nranks)
-        reason = REJECT_NRANKS;
-    else if (h->src < 1 || h->src >= nranks)
-        reason = REJECT_RANK;
-    else if (st->conns[h->src] >= 0)
-        reason = REJECT_DUPLICATE;
-    if (reason) {
-        GSHMEMI_WARN("bootstrap", "rank 0: rejecting a join from %s as rank %d of %d: %s; still waiting for valid ranks",
-                     p->from, (int)h->src, (int)h->arg, reject_reason(reason));
-        reject(p, reason);
-        return 0;
-    }
-    st->conns[h->src] = p->fd;
+    st->conns[p->rank] = p->fd;
     set_nodelay(p->fd);
-    GSHMEMI_TRACE("bootstrap", "rank 0: rank %d joined from %s", (int)h->src, p->from);
+    GSHMEMI_TRACE("bootstrap", "rank 0: rank %d joined from %s", (int)p->rank, p->from);
     p->fd = -1;
-    return 1;
+    a->npend--;
+    a->joined++;
+}
+
+/* Reads what p has sent so far, without waiting, and acts on a complete message. */
+static void progress(admit_t *a, pending_t *p)
+{
+    const int want_op = p->stage == STAGE_HELLO ? OP_HELLO : OP_PROOF;
+    const size_t want = GSHMEMI_UID_HDR_BYTES + (p->stage == STAGE_HELLO ? GSHMEMI_UID_NONCE_BYTES : 8);
+
+    while (p->fd >= 0) {
+        gshmemi_uid_msg_t m;
+        const char *why;
+        long rc;
+        ssize_t n = recv(p->fd, p->buf + p->done, want - p->done, MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        if (n <= 0) {
+            drop(a, p, DROP_CLOSED, p->stage == STAGE_PROOF ? "after rank 0's challenge: a joiner whose unique id is of another job stops there" : NULL);
+            return;
+        }
+        p->done += (size_t)n;
+        rc = gshmemi_uid_msg_decode(p->buf, p->done, &m, &why);
+        if (rc == GSHMEMI_ERR_UNSUPPORTED) send_reject(p->fd, REJECT_VERSION);
+        if (rc < 0) {
+            drop(a, p, DROP_GARBAGE, why);
+            return;
+        }
+        if (p->done >= GSHMEMI_UID_HDR_BYTES && m.hdr.op != want_op) {
+            drop(a, p, DROP_GARBAGE, p->stage == STAGE_HELLO ? "its first message is not a hello" : "its second message is not a proof");
+            return;
+        }
+        if (rc == 0) continue;
+        if (p->stage == STAGE_HELLO) on_hello(a, p, &m);
+        else on_proof(a, p, &m);
+        return;
+    }
+}
+
+static pending_t *oldest(admit_t *a)
+{
+    pending_t *o = NULL;
+    for (int i = 0; i < MAX_PENDING; i++)
+        if (a->pend[i].fd >= 0 && (!o || a->pend[i].serial < o->serial)) o = &a->pend[i];
+    return o;
+}
+
+/* Frees a slot: the oldest pending connection goes, unless what it already sent settles it. */
+static void evict_oldest(admit_t *a)
+{
+    pending_t *o = oldest(a);
+    uint64_t serial;
+
+    if (!o) return;
+    serial = o->serial;
+    progress(a, o);
+    if (o->fd >= 0 && o->serial == serial && a->npend == MAX_PENDING) drop(a, o, DROP_EVICTED, NULL);
+}
+
+/* At the open-file limit: make room by dropping the oldest pending connection, or, with none,
+ * accept the newcomer on the spare descriptor and drop it (a real rank connects again).
+ * Returns 0 when neither was possible. */
+static int at_fd_limit(admit_t *a, int lfd, int err)
+{
+    if (!a->fdlimit_warned++)
+        GSHMEMI_WARN("bootstrap", "rank 0: accept failed: %s (the open-file limit, ulimit -n, is reached); dropping the oldest unauthenticated connection to make room, and going on",
+                     strerror(err));
+    if (a->npend > 0) {
+        pending_t *o = oldest(a);
+        a->ndrops++, a->drops[DROP_FDLIMIT]++;
+        send_reject(o->fd, REJECT_BUSY);
+        close(o->fd);
+        o->fd = -1;
+        a->npend--;
+        return 1;
+    }
+    if (a->spare_fd >= 0) {
+        int fd;
+        close(a->spare_fd);
+        fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd >= 0) {
+            send_reject(fd, REJECT_BUSY);
+            close(fd);
+            a->ndrops++, a->drops[DROP_FDLIMIT]++;
+        }
+        a->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        return 1;
+    }
+    return 0;
 }
 
 static void log_missing(uid_state_t *st, int nranks, int joined)
@@ -927,28 +1207,64 @@ static void log_missing(uid_state_t *st, int nranks, int joined)
                   st->timeout, nranks - 1 - joined > 1 ? "s" : "", list, joined + 1, nranks);
 }
 
-/* Rank 0: accept until every rank has presented a valid hello, then welcome them all. */
+/* A joined rank sends nothing until the welcome: anything readable on its connection means it
+ * died (or broke the protocol). Returns the rank, or 0 when all are fine. */
+static int dead_rank(const struct pollfd *pfd, int np, const int *idx)
+{
+    for (int k = 0; k < np; k++) {
+        char c;
+        ssize_t n;
+        if (idx[k] >= -1 || !pfd[k].revents) continue; /* -1: the listener */
+        n = recv(pfd[k].fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+        {
+            int r = -idx[k] - 1;
+            GSHMEMI_ERROR("bootstrap", "rank 0: rank %d %s after joining, before the job formed; the job cannot start", r,
+                          n > 0 ? "sent data it should not have" : "closed its connection (the process exited or was killed?)");
+            return r;
+        }
+    }
+    return 0;
+}
+
+static void log_drops(const admit_t *a)
+{
+    if (a->ndrops <= DROP_WARNINGS) return;
+    GSHMEMI_WARN("bootstrap", "rank 0: %lu connections in all were dropped before finishing a handshake: %lu past the %g s hello deadline, %lu evicted from the %d full slots, %lu not gshmem hellos, %lu failed the key proof, %lu closed by the other side, %lu at the open-file limit",
+                 a->ndrops, a->drops[DROP_DEADLINE], HELLO_DEADLINE_S, a->drops[DROP_EVICTED], MAX_PENDING, a->drops[DROP_GARBAGE],
+                 a->drops[DROP_KEY], a->drops[DROP_CLOSED], a->drops[DROP_FDLIMIT]);
+}
+
+/* Rank 0: accept until every rank has proven itself, then welcome them all. */
 static int root_accept(uid_state_t *st, int lfd, const gshmemi_uid_t *uid, int nranks)
 {
-    pending_t *pend = calloc(MAX_PENDING, sizeof(*pend));
-    struct pollfd *pfd = calloc(MAX_PENDING + 1, sizeof(*pfd));
-    int *idx = calloc(MAX_PENDING + 1, sizeof(int));
-    int npend = 0, joined = 0, rc = GSHMEMI_OK;
+    admit_t a;
+    const int cap = 1 + MAX_PENDING + nranks;
+    struct pollfd *pfd = calloc((size_t)cap, sizeof(*pfd));
+    int *idx = calloc((size_t)cap, sizeof(int));
+    int rc = GSHMEMI_OK, dead;
     double deadline = now_s() + st->timeout;
 
-    if (!pend || !pfd || !idx) {
+    memset(&a, 0, sizeof(a));
+    a.st = st;
+    a.uid = uid;
+    a.nranks = nranks;
+    a.pend = calloc(MAX_PENDING, sizeof(*a.pend));
+    a.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (!a.pend || !pfd || !idx) {
         rc = GSHMEMI_ERR_NOMEM;
         goto out;
     }
-    for (int i = 0; i < MAX_PENDING; i++) pend[i].fd = -1;
+    for (int i = 0; i < MAX_PENDING; i++) a.pend[i].fd = -1;
     /* accept4 after poll can still find the queue empty (the connection was reset, or a forked
      * copy of this listener took it), so the listener must not block. */
     if (fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK) != 0)
         GSHMEMI_WARN("bootstrap", "cannot make the listener non-blocking: %s", strerror(errno));
-    while (joined < nranks - 1) {
+    while (a.joined < nranks - 1) {
         int np = 0, r;
-        if (now_s() >= deadline) {
-            log_missing(st, nranks, joined);
+        double now = now_s(), wake = deadline;
+        if (now >= deadline) {
+            log_missing(st, nranks, a.joined);
             for (int k = 1; k < nranks; k++)
                 if (st->conns[k] < 0) {
                     root_abort(st, nranks, GSHMEMI_ERR_TIMEOUT, k, NULL, 0);
@@ -957,69 +1273,101 @@ static int root_accept(uid_state_t *st, int lfd, const gshmemi_uid_t *uid, int n
             rc = GSHMEMI_ERR_TIMEOUT;
             goto out;
         }
+        /* idx: -1 the listener, i >= 0 pending slot i, -r-1 joined rank r (watched for death) */
         pfd[np].fd = lfd;
-        pfd[np].events = npend < MAX_PENDING ? POLLIN : 0;
+        pfd[np].events = POLLIN;
         idx[np++] = -1;
         for (int i = 0; i < MAX_PENDING; i++) {
-            if (pend[i].fd < 0) continue;
-            pfd[np].fd = pend[i].fd;
+            if (a.pend[i].fd < 0) continue;
+            if (a.pend[i].deadline < wake) wake = a.pend[i].deadline;
+            pfd[np].fd = a.pend[i].fd;
             pfd[np].events = POLLIN;
             idx[np++] = i;
         }
-        r = poll(pfd, (nfds_t)np, ms_until(deadline));
+        for (int k = 1; k < nranks; k++) {
+            if (st->conns[k] < 0) continue;
+            pfd[np].fd = st->conns[k];
+            pfd[np].events = POLLIN;
+            idx[np++] = -k - 1;
+        }
+        for (int k = 0; k < np; k++) pfd[k].revents = 0;
+        r = poll(pfd, (nfds_t)np, ms_until(wake));
         if (r < 0) {
             if (errno == EINTR) continue;
             GSHMEMI_ERROR("bootstrap", "rank 0: poll failed: %s", strerror(errno));
             rc = GSHMEMI_ERR_SYSTEM;
             goto out;
         }
-        for (int k = 1; k < np; k++) {
-            pending_t *p = &pend[idx[k]];
-            if (!pfd[k].revents) continue;
-            for (;;) {
-                ssize_t n = recv(p->fd, (char *)&p->msg + p->done, sizeof(p->msg) - p->done, MSG_DONTWAIT);
-                if (n < 0 && errno == EINTR) continue;
-                if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-                if (n <= 0) {
-                    GSHMEMI_WARN("bootstrap", "rank 0: a connection from %s closed before its hello was complete", p->from);
-                    close(p->fd);
-                    p->fd = -1;
-                    npend--;
-                    break;
-                }
-                p->done += (size_t)n;
-                if (p->done == sizeof(p->msg)) {
-                    joined += judge_hello(st, uid, nranks, p);
-                    npend--;
-                    break;
-                }
-            }
+        if ((dead = dead_rank(pfd, np, idx)) > 0) {
+            rc = GSHMEMI_ERR_REMOTE;
+            root_abort(st, nranks, rc, dead, NULL, 0);
+            goto out;
         }
-        if (pfd[0].revents & POLLIN) {
-            for (;;) {
-                struct sockaddr_in sa;
-                socklen_t salen = sizeof(sa);
-                int fd, slot = -1;
-                if (npend == MAX_PENDING) break;
-                fd = accept4(lfd, (struct sockaddr *)&sa, &salen, SOCK_CLOEXEC | SOCK_NONBLOCK);
-                if (fd < 0) {
-                    if (errno == EINTR || errno == ECONNABORTED) continue;
-                    if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-                    GSHMEMI_ERROR("bootstrap", "rank 0: accept failed: %s%s", strerror(errno),
-                                  errno == EMFILE || errno == ENFILE ? " (raise the open-file limit, ulimit -n)" : "");
+        /* What the pending connections sent comes first: a real rank's handshake finishes
+         * before any new connection can evict it. */
+        for (int k = 1; k < np; k++)
+            if (idx[k] >= 0 && pfd[k].revents && a.pend[idx[k]].fd == pfd[k].fd) progress(&a, &a.pend[idx[k]]);
+        now = now_s();
+        for (int i = 0; i < MAX_PENDING; i++)
+            if (a.pend[i].fd >= 0 && a.pend[i].deadline <= now) drop(&a, &a.pend[i], DROP_DEADLINE, NULL);
+        if (!(pfd[0].revents & POLLIN)) continue;
+        for (int b = 0; b < ACCEPT_BATCH && a.joined < nranks - 1; b++) {
+            struct sockaddr_in sa;
+            socklen_t salen = sizeof(sa);
+            char ip[INET_ADDRSTRLEN] = "?";
+            int fd, slot = -1;
+            if (a.npend == MAX_PENDING) evict_oldest(&a);
+            fd = accept4(lfd, (struct sockaddr *)&sa, &salen, SOCK_CLOEXEC | SOCK_NONBLOCK);
+            if (fd < 0) {
+                int e = errno;
+                if (e == EINTR || e == ECONNABORTED) continue;
+                if (e == EAGAIN || e == EWOULDBLOCK) break;
+                if (e == EMFILE || e == ENFILE) {
+                    if (at_fd_limit(&a, lfd, e)) continue;
+                    poll(NULL, 0, 10); /* nothing to close: the joined ranks hold every fd; do not spin */
+                    break;
+                }
+                if (e == EBADF || e == EINVAL || e == ENOTSOCK || e == EFAULT || e == EOPNOTSUPP) {
+                    GSHMEMI_ERROR("bootstrap", "rank 0: accept failed: %s", strerror(e));
                     rc = GSHMEMI_ERR_SYSTEM;
                     root_abort(st, nranks, rc, 0, NULL, 0);
                     goto out;
                 }
-                for (int i = 0; i < MAX_PENDING && slot < 0; i++)
-                    if (pend[i].fd < 0) slot = i;
-                memset(&pend[slot], 0, sizeof(pend[slot]));
-                pend[slot].fd = fd;
-                char ip[INET_ADDRSTRLEN] = "?";
-                inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
-                snprintf(pend[slot].from, sizeof(pend[slot].from), "%s:%u", ip, (unsigned)ntohs(sa.sin_port));
-                npend++;
+                /* ENOBUFS, ENOMEM, EPERM, network errors: this connection is lost, the listener is fine */
+                GSHMEMI_WARN("bootstrap", "rank 0: accept failed: %s; going on", strerror(e));
+                break;
             }
+            for (int i = 0; i < MAX_PENDING && slot < 0; i++)
+                if (a.pend[i].fd < 0) slot = i;
+            if (slot < 0) { /* evict_oldest found nothing to drop: cannot happen with npend counted right */
+                close(fd);
+                continue;
+            }
+            memset(&a.pend[slot], 0, offsetof(pending_t, buf));
+            a.pend[slot].fd = fd;
+            a.pend[slot].stage = STAGE_HELLO;
+            a.pend[slot].serial = a.serial++;
+            a.pend[slot].deadline = now_s() + HELLO_DEADLINE_S;
+            inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
+            snprintf(a.pend[slot].from, sizeof(a.pend[slot].from), "%s:%u", ip, (unsigned)ntohs(sa.sin_port));
+            a.npend++;
+            /* A real rank's hello is usually here already. */
+            progress(&a, &a.pend[slot]);
+        }
+    }
+    /* A rank that died since it joined must fail the init of all, not the first collective. */
+    {
+        int np = 0;
+        for (int k = 1; k < nranks; k++) {
+            pfd[np].fd = st->conns[k];
+            pfd[np].events = POLLIN;
+            pfd[np].revents = 0;
+            idx[np++] = -k - 1;
+        }
+        if (poll(pfd, (nfds_t)np, 0) > 0 && (dead = dead_rank(pfd, np, idx)) > 0) {
+            rc = GSHMEMI_ERR_REMOTE;
+            root_abort(st, nranks, rc, dead, NULL, 0);
+            goto out;
         }
     }
     /* Everyone is here: welcome them (this also makes init a barrier). */
@@ -1038,10 +1386,12 @@ static int root_accept(uid_state_t *st, int lfd, const gshmemi_uid_t *uid, int n
         free(x);
     }
 out:
-    if (pend)
+    log_drops(&a);
+    if (a.pend)
         for (int i = 0; i < MAX_PENDING; i++)
-            if (pend[i].fd >= 0) close(pend[i].fd);
-    free(pend);
+            if (a.pend[i].fd >= 0) close(a.pend[i].fd);
+    if (a.spare_fd >= 0) close(a.spare_fd);
+    free(a.pend);
     free(pfd);
     free(idx);
     return rc;
@@ -1099,21 +1449,148 @@ static int connect_root(const gshmemi_uid_t *uid, int rank, double deadline, dou
     return GSHMEMI_ERR_TIMEOUT;
 }
 
-/* Rank > 0: connect, say hello, wait to be welcomed. */
+/* Moves n bytes over a non-blocking socket by deadline: 0, -ETIMEDOUT, -ECONNRESET for a close
+ * by the other side, or another -errno. */
+static int move_all(int fd, void *buf, size_t n, int sending, double deadline)
+{
+    size_t done = 0;
+
+    while (done < n) {
+        ssize_t r = sending ? send(fd, (char *)buf + done, n - done, MSG_DONTWAIT | MSG_NOSIGNAL)
+                            : recv(fd, (char *)buf + done, n - done, MSG_DONTWAIT);
+        if (r > 0) {
+            done += (size_t)r;
+            continue;
+        }
+        if (r == 0) return -ECONNRESET;
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) return errno == EPIPE ? -ECONNRESET : -errno;
+        {
+            struct pollfd p = {fd, sending ? POLLOUT : POLLIN, 0};
+            int pr;
+            if (now_s() >= deadline) return -ETIMEDOUT;
+            pr = poll(&p, 1, ms_until(deadline));
+            if (pr < 0 && errno != EINTR) return -errno;
+        }
+    }
+    return 0;
+}
+
+/* Rank > 0, one attempt on a fresh connection: hello, check rank 0's proof, give ours, wait for
+ * the welcome. Returns OK, RC_RETRY (rank 0 dropped us early: busy) or a failure. */
+static int peer_handshake(uid_state_t *st, const gshmemi_uid_t *uid, int rank, int nranks, double deadline)
+{
+    uint8_t hello[GSHMEMI_UID_HDR_BYTES + GSHMEMI_UID_NONCE_BYTES], in[GSHMEMI_UID_HDR_BYTES + GSHMEMI_UID_PAYLOAD_MAX];
+    uint8_t proof_msg[GSHMEMI_UID_HDR_BYTES + 8], jnonce[GSHMEMI_UID_NONCE_BYTES];
+    gshmemi_uid_msg_t m;
+    msg_hdr_t h;
+    const char *why;
+    char where[64];
+    uint64_t proof;
+    long drc;
+    int err;
+    size_t have = GSHMEMI_UID_HDR_BYTES;
+
+    addr_string(uid, where, sizeof(where));
+    GSHMEMI_CHECK(fill_random(jnonce, sizeof(jnonce), "joining"));
+    hdr_init(&h, OP_HELLO, rank, nranks, 0, sizeof(jnonce));
+    memcpy(hello, &h, sizeof(h));
+    memcpy(hello + sizeof(h), jnonce, sizeof(jnonce));
+    err = move_all(st->fd, hello, sizeof(hello), 1, deadline);
+    if (err == 0) err = move_all(st->fd, in, have, 0, deadline);
+    if (err == 0) {
+        drc = gshmemi_uid_msg_decode(in, have, &m, &why);
+        if (drc == 0 && m.hdr.len <= GSHMEMI_UID_PAYLOAD_MAX) {
+            err = move_all(st->fd, in + have, (size_t)m.hdr.len, 0, deadline);
+            have += (size_t)m.hdr.len;
+            if (err == 0) drc = gshmemi_uid_msg_decode(in, have, &m, &why);
+        }
+    }
+    if (err == -ECONNRESET) return RC_RETRY;
+    if (err == -ETIMEDOUT) {
+        GSHMEMI_ERROR("bootstrap", "rank %d: timed out after %g s waiting for rank 0 at %s to answer its hello; GSHMEM_BOOTSTRAP_TIMEOUT bounds this wait",
+                      rank, st->timeout, where);
+        return GSHMEMI_ERR_TIMEOUT;
+    }
+    if (err) {
+        GSHMEMI_ERROR("bootstrap", "rank %d: joining rank 0 at %s failed: %s", rank, where, strerror(-err));
+        return GSHMEMI_ERR_SYSTEM;
+    }
+    if (drc <= 0) {
+        GSHMEMI_ERROR("bootstrap", "rank %d: the process at %s answered with %s: it is not this job's rank 0 (rank 0 exited and another process took its port?)",
+                      rank, where, drc < 0 ? why : "an oversized message");
+        return GSHMEMI_ERR_INVALID;
+    }
+    if (m.hdr.op == OP_REJECT && m.hdr.arg == REJECT_BUSY) return RC_RETRY;
+    if (m.hdr.op == OP_REJECT) {
+        GSHMEMI_ERROR("bootstrap", "rank %d: rank 0 rejected this process: %s", rank, reject_reason(m.hdr.arg));
+        return GSHMEMI_ERR_INVALID;
+    }
+    if (m.hdr.op == OP_ABORT) {
+        xfer_ctx_t c;
+        ctx_init(&c, OP_HELLO, 0, rank, st->timeout);
+        c.abort_rank = m.hdr.arg;
+        c.abort_status = m.hdr.status < 0 ? m.hdr.status : GSHMEMI_ERR_REMOTE;
+        log_abort(&c);
+        return c.abort_status;
+    }
+    if (m.hdr.op != OP_CHALLENGE) {
+        GSHMEMI_ERROR("bootstrap", "rank %d: the process at %s sent a %s where rank 0's challenge belongs: it is not this job's rank 0 (rank 0 exited and another process took its port?); nothing secret was sent to it",
+                      rank, where, op_name(m.hdr.op));
+        return GSHMEMI_ERR_INVALID;
+    }
+    proof = gshmemi_uid_proof(uid->key, 'R', jnonce, m.nonce, rank, nranks);
+    if (!gshmemi_uid_proof_equal(proof, m.proof)) {
+        GSHMEMI_ERROR("bootstrap", "rank %d: the process listening at %s did not prove this job's key: it is not this job's rank 0 (rank 0 exited and another process took its port?), or this unique id belongs to another job; nothing secret was sent to it",
+                      rank, where);
+        return GSHMEMI_ERR_INVALID;
+    }
+    proof = gshmemi_uid_proof(uid->key, 'J', jnonce, m.nonce, rank, nranks);
+    hdr_init(&h, OP_PROOF, rank, nranks, 0, 8);
+    memcpy(proof_msg, &h, sizeof(h));
+    memcpy(proof_msg + sizeof(h), &proof, 8);
+    err = move_all(st->fd, proof_msg, sizeof(proof_msg), 1, deadline);
+    if (err == -ECONNRESET) return RC_RETRY;
+    if (err) {
+        GSHMEMI_ERROR("bootstrap", "rank %d: sending its proof to rank 0 at %s failed: %s", rank, where, strerror(-err));
+        return err == -ETIMEDOUT ? GSHMEMI_ERR_TIMEOUT : GSHMEMI_ERR_SYSTEM;
+    }
+    /* Admitted (or about to be told why not): wait for the others, a little longer than rank 0
+     * does, so that rank 0's report of a late rank arrives first. */
+    {
+        xfer_t x;
+        xfer_ctx_t c;
+        int failed;
+        ctx_init(&c, OP_HELLO, 0, rank, st->timeout + grace(st->timeout));
+        xfer_recv(&x, 0, st->fd, OP_WELCOME, nranks, 0, NULL, 0);
+        return run_xfers(&x, 1, now_s() + c.timeout, &c, &failed);
+    }
+}
+
+/* Rank > 0: connect and handshake; when rank 0 drops us before the handshake finished (a flood
+ * of other connections, or we were slow), connect again until the deadline. */
 static int peer_join(uid_state_t *st, const gshmemi_uid_t *uid, int rank, int nranks)
 {
-    xfer_t x;
-    xfer_ctx_t c;
-    int failed, rc;
+    double deadline = now_s() + st->timeout;
+    int tries = 0, rc;
+    char where[64];
 
-    ctx_init(&c, OP_HELLO, 0, rank, st->timeout);
-    GSHMEMI_CHECK(connect_root(uid, rank, now_s() + st->timeout, st->timeout, &st->fd));
-    xfer_send(&x, 0, st->fd, OP_HELLO, rank, nranks, 0, uid->key, sizeof(uid->key));
-    rc = run_xfers(&x, 1, now_s() + st->timeout, &c, &failed);
-    if (rc != GSHMEMI_OK) return rc;
-    xfer_recv(&x, 0, st->fd, OP_WELCOME, nranks, 0, NULL, 0);
-    c.timeout = st->timeout + grace(st->timeout);
-    return run_xfers(&x, 1, now_s() + c.timeout, &c, &failed);
+    addr_string(uid, where, sizeof(where));
+    for (;;) {
+        GSHMEMI_CHECK(connect_root(uid, rank, deadline, st->timeout, &st->fd));
+        rc = peer_handshake(st, uid, rank, nranks, deadline);
+        if (rc != RC_RETRY) return rc;
+        close(st->fd);
+        st->fd = -1;
+        tries++;
+        if (now_s() >= deadline) {
+            GSHMEMI_ERROR("bootstrap", "rank %d: rank 0 at %s dropped all %d of its connections before the handshake finished, for %g s (a flood of other connections?); GSHMEM_BOOTSTRAP_TIMEOUT bounds this wait",
+                          rank, where, tries, st->timeout);
+            return GSHMEMI_ERR_TIMEOUT;
+        }
+        GSHMEMI_INFO("bootstrap", "rank %d: rank 0 at %s dropped the connection before the handshake finished (busy); connecting again", rank, where);
+        poll(NULL, 0, ms_until(deadline) < 20 ? ms_until(deadline) : 20);
+    }
 }
 
 int gshmemi_bootstrap_uid_init(const gshmemi_uid_t *uid, int rank, int nranks, double timeout_s, gshmemi_bootstrap_t **out)

@@ -35,7 +35,9 @@ extern "C" {
     X(COLL_PUSH_MIN, size, "1M", "Smallest block, in bytes, that DIRECT fcollect and alltoall move by stores into the peers instead of loads from them") \
     X(COLL_PUSH_REDUCE_MIN, size, "16M", "Smallest block, in bytes, of an on-stream 2-PE reduction into a separate dest done two-shot by stores instead of one-shot by loads") \
     X(COLL_CTAS, int, "128", "Most CTAs (slices) of one on-stream collective (1..128)") \
-    X(COLL_PDL, int, "1", "1: on-stream collectives and barriers use programmatic dependent launch, so their launch overlaps the previous kernel's tail; 0: plain launches")
+    X(COLL_PDL, int, "1", "1: on-stream collectives and barriers use programmatic dependent launch, so their launch overlaps the previous kernel's tail; 0: plain launches") \
+    X(BOOTSTRAP_IFNAME, string, "", "Interface whose IPv4 address rank 0 of a unique-id job listens on (e.g. eth0); unset: the first one that is up. gshmemrun, whose PEs are all local, always uses 127.0.0.1") \
+    X(BOOTSTRAP_ADDR, string, "", "IPv4 address rank 0 of a unique-id job listens on (instead of GSHMEM_BOOTSTRAP_IFNAME); gshmemrun always uses 127.0.0.1")
 
 /* C type of each TYPE column value. */
 typedef size_t gshmemi_env_size_t;

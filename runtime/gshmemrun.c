@@ -762,7 +762,7 @@ int main(int argc, char **argv)
                         "PEs started may outlive it\n", strerror(errno));
     }
 
-    if (gshmemi_uid_create(&uid) != GSHMEMI_OK) {
+    if (gshmemi_uid_create_flags(&uid, GSHMEMI_UID_THIS_HOST) != GSHMEMI_OK) {
         fprintf(stderr, "gshmemrun: cannot create the bootstrap unique id (see the error above)\n");
         guardian_stop(&job);
         mps_stop(&mps, 1);

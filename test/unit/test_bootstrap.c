@@ -2,19 +2,27 @@
  *   test_bootstrap          forks jobs of the uid bootstrap on this host: collectives, rejected
  *                           joiners, timeouts, a vanished peer, mismatched arguments
  *   test_bootstrap --env    one PE started by gshmemrun (reads GSHMEM_* through env.c)
- *   test_bootstrap --pmix   one PE started by a PMIx launcher (mpirun); 77 without PMIx */
+ *   test_bootstrap --pmix   one PE started by a PMIx launcher (mpirun); 77 without PMIx
+ *   test_bootstrap --uid-addr  creates a unique id and prints where rank 0 listens (for the
+ *                           GSHMEM_BOOTSTRAP_IFNAME / _ADDR checks of test_bootstrap_addr.sh) */
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "runtime/bootstrap.h"
+#include "runtime/bootstrap_uid_msg.h"
 #include "runtime/env.h"
 #include "runtime/log.h"
 
@@ -229,6 +237,8 @@ typedef struct {
     double timeout;
     double delay;  /* seconds to sleep before joining */
     int variant;   /* what the job does after init */
+    double max_init; /* > 0: init must take at most this many seconds */
+    int nofile;    /* > 0: RLIMIT_NOFILE of the process */
 } job_arg_t;
 
 enum { JOB_CHECKS, JOB_EXIT_AFTER_INIT, JOB_MISMATCH, JOB_REMOTE_CHECK, JOB_STALL, JOB_STALL_CHECK };
@@ -240,6 +250,19 @@ static int job_child(void *p)
     int rc;
 
     if (a->delay > 0) usleep((useconds_t)(a->delay * 1e6));
+    if (a->nofile > 0) {
+        struct rlimit rl = {(rlim_t)a->nofile, (rlim_t)a->nofile};
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) FAIL("setrlimit(RLIMIT_NOFILE, %d): %s", a->nofile, strerror(errno));
+    }
+    if (a->max_init > 0) {
+        double t0 = now_s();
+        rc = gshmemi_bootstrap_uid_init(&a->uid, a->rank, a->nranks, a->timeout, &bs);
+        if (rc != GSHMEMI_OK) return status_code(rc);
+        if (now_s() - t0 > a->max_init) FAIL("rank %d: init took %.2f s, more than %g s", a->rank, now_s() - t0, a->max_init);
+        if (run_checks(bs)) return 1;
+        EXPECT_RC(bs->finalize(bs), GSHMEMI_OK);
+        return 0;
+    }
     if (a->variant == JOB_CHECKS) return join_and_check(&a->uid, a->rank, a->nranks, a->timeout);
     rc = gshmemi_bootstrap_uid_init(&a->uid, a->rank, a->nranks, a->timeout, &bs);
     if (rc != GSHMEMI_OK) return status_code(rc);
@@ -299,7 +322,7 @@ static int expect_timeout_child(void *p)
     if (a->variant == 2) gshmemi_uid_close_listener();
     t0 = now_s();
     if (a->variant == 3) {
-        job_arg_t j = {uid, 1, 3, 1.0, 0, JOB_CHECKS};
+        job_arg_t j = {uid, 1, 3, 1.0, 0, JOB_CHECKS, 0, 0};
         pid_t pid = spawn(job_child, &j);
         rc = gshmemi_bootstrap_uid_init(&uid, 0, 3, 1.0, &bs);
         if (rc != GSHMEMI_ERR_TIMEOUT) FAIL("timeout case 3: rank 0 returned %d", rc);
@@ -386,6 +409,7 @@ static int test_job_with_intruders(void)
     int code, winner_code;
 
     g_mode = "fork";
+    memset(a, 0, sizeof(a));
     EXPECT_RC(gshmemi_uid_create(&a[0].uid), GSHMEMI_OK);
     for (int r = 0; r < 4; r++) {
         a[r] = a[0];
@@ -436,6 +460,7 @@ static int test_late_root(void)
     pid_t pid[4];
 
     g_mode = "fork, late rank 0";
+    memset(a, 0, sizeof(a));
     EXPECT_RC(gshmemi_uid_create(&a[0].uid), GSHMEMI_OK);
     for (int r = 3; r >= 0; r--) {
         a[r] = a[0];
@@ -459,6 +484,7 @@ static int test_vanished_peer(void)
 
     g_mode = "fork, vanished peer";
     fprintf(stderr, "test_bootstrap: rank 2 vanishes; the errors below are expected\n");
+    memset(a, 0, sizeof(a));
     EXPECT_RC(gshmemi_uid_create(&a[0].uid), GSHMEMI_OK);
     for (int r = 0; r < 3; r++) {
         a[r] = a[0];
@@ -484,6 +510,7 @@ static int test_stalled_peer(void)
     pid_t pid[3];
 
     fprintf(stderr, "test_bootstrap: rank 2 stalls; the errors below are expected\n");
+    memset(a, 0, sizeof(a));
     EXPECT_RC(gshmemi_uid_create(&a[0].uid), GSHMEMI_OK);
     for (int r = 0; r < 3; r++) {
         a[r] = a[0];
@@ -509,6 +536,7 @@ static int test_mismatch(void)
     pid_t pid[3];
 
     fprintf(stderr, "test_bootstrap: mismatched lengths; the errors below are expected\n");
+    memset(a, 0, sizeof(a));
     EXPECT_RC(gshmemi_uid_create(&a[0].uid), GSHMEMI_OK);
     for (int r = 0; r < 3; r++) {
         a[r] = a[0];
@@ -537,10 +565,536 @@ static int test_timeouts(void)
     return 0;
 }
 
+/* ---------------------------------------------------------------- admission, key proof, address */
+
+/* Runs fn in a child whose stderr goes to path, so the parent can read its messages back. */
+static pid_t spawn_logged(child_fn fn, void *arg, const char *path)
+{
+    pid_t pid;
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int code;
+        if (fd < 0 || dup2(fd, 2) < 0) _exit(3);
+        close(fd);
+        code = fn(arg);
+        fflush(NULL);
+        _exit(code);
+    }
+    if (pid < 0) {
+        perror("test_bootstrap: fork");
+        exit(1);
+    }
+    return pid;
+}
+
+/* Whether the file at path contains needle (and prints the file when it does not). */
+static int log_has(const char *path, const char *needle)
+{
+    char buf[65536];
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = '\0';
+    if (strstr(buf, needle)) return 1;
+    fprintf(stderr, "test_bootstrap: %s lacks \"%s\"; it holds:\n%s\n", path, needle, buf);
+    return 0;
+}
+
+/* Whether the file at path is free of needle (and prints the file when it is not). */
+static int log_lacks(const char *path, const char *needle)
+{
+    char buf[65536];
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = '\0';
+    if (!strstr(buf, needle)) return 1;
+    fprintf(stderr, "test_bootstrap: %s holds \"%s\":\n%s\n", path, needle, buf);
+    return 0;
+}
+
+static void log_path(char *out, size_t n, const char *what)
+{
+    snprintf(out, n, "%s/test_bootstrap.%d.%s.log", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid(), what);
+}
+
+static int connect_to(const gshmemi_uid_t *uid, int nonblock)
+{
+    struct sockaddr_in sa;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
+    if (fd < 0) return -1;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    memcpy(&sa.sin_addr, uid->addr, 4);
+    sa.sin_port = uid->port;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 && errno != EINPROGRESS) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void fake_hello(uint8_t *out, int rank, int nranks)
+{
+    gshmemi_uid_hdr_t h;
+    memset(&h, 0, sizeof(h));
+    h.magic = GSHMEMI_UID_MSG_MAGIC;
+    h.version = GSHMEMI_UID_PROTO_VERSION;
+    h.op = GSHMEMI_UID_OP_HELLO;
+    h.src = rank;
+    h.arg = nranks;
+    h.len = GSHMEMI_UID_NONCE_BYTES;
+    memcpy(out, &h, sizeof(h));
+    for (int i = 0; i < GSHMEMI_UID_NONCE_BYTES; i++) out[sizeof(h) + i] = (uint8_t)rand();
+}
+
+/* The published SipHash-2-4 vectors (key 00..0f, message 00..len-1) and decoder edge cases. */
+static int test_wire(void)
+{
+    static const struct { size_t len; uint64_t want; } vec[] = {
+        {0, 0x726fdb47dd0e0e31ull}, {1, 0x74f839c593dc67fdull}, {7, 0xab0200f58b01d137ull},
+        {8, 0x93f5f5799a932462ull}, {15, 0xa129ca6149be45e5ull},
+    };
+    uint8_t key[16], msg[16], buf[GSHMEMI_UID_HDR_BYTES + 64];
+    gshmemi_uid_msg_t m;
+    gshmemi_uid_hdr_t h;
+    const char *why;
+    uint64_t k2[2] = {1, 2};
+    uint8_t na[GSHMEMI_UID_NONCE_BYTES] = {1}, nb[GSHMEMI_UID_NONCE_BYTES] = {2};
+
+    for (int i = 0; i < 16; i++) key[i] = (uint8_t)i, msg[i] = (uint8_t)i;
+    for (size_t i = 0; i < sizeof(vec) / sizeof(vec[0]); i++) {
+        /* the vectors are the little-endian bytes of the result */
+        uint64_t got = gshmemi_siphash24(key, msg, vec[i].len);
+        if (got != vec[i].want) FAIL("SipHash-2-4 of %zu bytes: 0x%016llx, expected 0x%016llx", vec[i].len,
+                                     (unsigned long long)got, (unsigned long long)vec[i].want);
+    }
+    /* the two sides' proofs differ, and each depends on every input */
+    if (gshmemi_uid_proof(k2, 'R', na, nb, 1, 4) == gshmemi_uid_proof(k2, 'J', na, nb, 1, 4)) FAIL("rank 0's and a joiner's proofs agree");
+    if (gshmemi_uid_proof(k2, 'R', na, nb, 1, 4) == gshmemi_uid_proof(k2, 'R', nb, na, 1, 4)) FAIL("a proof ignores the nonce order");
+    if (gshmemi_uid_proof(k2, 'R', na, nb, 1, 4) == gshmemi_uid_proof(k2, 'R', na, nb, 2, 4)) FAIL("a proof ignores the rank");
+
+    fake_hello(buf, 1, 4);
+    if (gshmemi_uid_msg_decode(buf, GSHMEMI_UID_HDR_BYTES - 1, &m, &why) != 0) FAIL("a partial header is not 'need more'");
+    if (gshmemi_uid_msg_decode(buf, GSHMEMI_UID_HDR_BYTES + 3, &m, &why) != 0 || m.hdr.len != GSHMEMI_UID_NONCE_BYTES)
+        FAIL("a partial hello is not 'need more' with its header");
+    if (gshmemi_uid_msg_decode(buf, GSHMEMI_UID_HDR_BYTES + GSHMEMI_UID_NONCE_BYTES, &m, &why) !=
+        (long)(GSHMEMI_UID_HDR_BYTES + GSHMEMI_UID_NONCE_BYTES))
+        FAIL("a whole hello does not decode");
+    memcpy(&h, buf, sizeof(h));
+    h.len = UINT64_MAX; /* a 2^64 length prefix */
+    memcpy(buf, &h, sizeof(h));
+    if (gshmemi_uid_msg_decode(buf, sizeof(buf), &m, &why) != GSHMEMI_ERR_INVALID || !why) FAIL("a hello with length 2^64-1 is accepted");
+    fake_hello(buf, 4, 4);
+    if (gshmemi_uid_msg_decode(buf, sizeof(buf), &m, &why) != GSHMEMI_ERR_INVALID) FAIL("a hello from rank 4 of 4 is accepted");
+    fake_hello(buf, 1, 4);
+    memcpy(&h, buf, sizeof(h));
+    h.version = 1;
+    memcpy(buf, &h, sizeof(h));
+    if (gshmemi_uid_msg_decode(buf, sizeof(buf), &m, &why) != GSHMEMI_ERR_UNSUPPORTED) FAIL("a version 1 hello is not 'unsupported'");
+    printf("test_bootstrap: SipHash-2-4 vectors and the message decoder pass\n");
+    return 0;
+}
+
+typedef struct {
+    gshmemi_uid_t uid;
+    int count;     /* connections held open */
+    int idle;      /* the first `idle` send nothing; the others a hello they never complete */
+    int ready_fd;  /* a byte is written here once all are open */
+} flood_arg_t;
+
+/* Holds `count` connections to rank 0; whenever rank 0 drops one, another takes its place.
+ * Runs until killed. */
+static int flood_child(void *p)
+{
+    flood_arg_t *a = p;
+    struct pollfd *pfd = calloc((size_t)a->count, sizeof(*pfd));
+    int told = 0;
+
+    if (!pfd) return 1;
+    srand((unsigned)getpid());
+    for (int i = 0; i < a->count; i++) pfd[i].fd = -1;
+    for (;;) {
+        int open_now = 0;
+        for (int i = 0; i < a->count; i++) {
+            if (pfd[i].fd < 0) {
+                pfd[i].fd = connect_to(&a->uid, 0);
+                pfd[i].events = POLLIN;
+                if (pfd[i].fd >= 0 && i >= a->idle) {
+                    uint8_t hello[GSHMEMI_UID_HDR_BYTES + GSHMEMI_UID_NONCE_BYTES];
+                    fake_hello(hello, 1 + i % 3, 4);
+                    (void)!send(pfd[i].fd, hello, sizeof(hello), MSG_NOSIGNAL | MSG_DONTWAIT);
+                }
+            }
+            open_now += pfd[i].fd >= 0;
+        }
+        if (!told && open_now == a->count) {
+            (void)!write(a->ready_fd, "r", 1);
+            told = 1;
+        }
+        if (poll(pfd, (nfds_t)a->count, 20) <= 0) continue;
+        for (int i = 0; i < a->count; i++) {
+            char junk[256];
+            if (!pfd[i].revents) continue;
+            if (recv(pfd[i].fd, junk, sizeof(junk), MSG_DONTWAIT) <= 0) {
+                close(pfd[i].fd);
+                pfd[i].fd = -1;
+            }
+        }
+        usleep(10000); /* a steady flood, not a CPU hog on a shared test host */
+    }
+}
+
+/* Starts rank 0 (stderr to log0, fd limit nofile when > 0), a flood of `count` connections, then
+ * ranks 1..3; every rank must pass its checks, each joining within max_init seconds. */
+static int run_flooded_job(int idle, int hellos, int nofile, const char *log0, double max_init)
+{
+    job_arg_t a[4];
+    flood_arg_t f;
+    pid_t pid[4], fpid;
+    int pipefd[2], failed = 0;
+    char c;
+
+    memset(a, 0, sizeof(a));
+    /* loopback only: the flood stays on this host */
+    EXPECT_RC(gshmemi_uid_create_flags(&a[0].uid, GSHMEMI_UID_THIS_HOST), GSHMEMI_OK);
+    for (int r = 0; r < 4; r++) {
+        a[r] = a[0];
+        a[r].rank = r;
+        a[r].nranks = 4;
+        a[r].timeout = 15;
+        a[r].delay = 0;
+        a[r].variant = JOB_CHECKS;
+        a[r].max_init = max_init;
+        a[r].nofile = r == 0 ? nofile : 0;
+    }
+    pid[0] = spawn_logged(job_child, &a[0], log0);
+    gshmemi_uid_close_listener();
+    if (pipe(pipefd) != 0) FAIL("pipe: %s", strerror(errno));
+    f.uid = a[0].uid;
+    f.count = idle + hellos;
+    f.idle = idle;
+    f.ready_fd = pipefd[1];
+    fpid = spawn(flood_child, &f);
+    close(pipefd[1]);
+    {
+        struct pollfd p = {pipefd[0], POLLIN, 0};
+        if (poll(&p, 1, 10000) != 1 || read(pipefd[0], &c, 1) != 1) {
+            kill(fpid, SIGKILL);
+            waitpid(fpid, NULL, 0);
+            FAIL("the flood of %d connections did not open within 10 s", f.count);
+        }
+        close(pipefd[0]);
+    }
+    for (int r = 1; r < 4; r++) pid[r] = spawn(job_child, &a[r]);
+    for (int r = 0; r < 4; r++) {
+        int code = wait_code(pid[r], 60);
+        if (code != 0) {
+            fprintf(stderr, "test_bootstrap: FAIL: rank %d of the job under a flood of %d connections exited with %d\n", r, f.count, code);
+            failed = 1;
+        }
+    }
+    kill(fpid, SIGKILL);
+    waitpid(fpid, NULL, 0);
+    if (failed) {
+        log_has(log0, "(showing rank 0's log)");
+        return 1;
+    }
+    return 0;
+}
+
+/* 300 idle connections and 50 stuck after a hello, refilled as rank 0 drops them, while a
+ * 4-rank job forms: each rank must join within 8 s (before: every slot full, the job timed out). */
+static int test_flood(void)
+{
+    char log0[256];
+
+    g_mode = "fork, flood";
+    log_path(log0, sizeof(log0), "flood");
+    if (run_flooded_job(300, 50, 0, log0, 8.0)) return 1;
+    if (!log_has(log0, "connections in all were dropped before finishing a handshake")) FAIL("rank 0 did not report the flood it dropped");
+    if (!log_lacks(log0, ", 0 evicted from the")) FAIL("rank 0 never had to evict: the flood did not fill its slots");
+    if (!log_lacks(log0, " ERROR bootstrap: rank 0:")) FAIL("rank 0 logged an error while the job formed");
+    unlink(log0);
+    printf("test_bootstrap: a 4-rank job forms while 300 strangers hold connections to rank 0\n");
+    return 0;
+}
+
+/* The same under a fd limit of 40 on rank 0: accept fails with EMFILE; rank 0 warns, drops one
+ * connection and goes on (before: the job aborted). */
+static int test_fd_limit(void)
+{
+    char log0[256];
+
+    g_mode = "fork, fd limit";
+    log_path(log0, sizeof(log0), "fdlimit");
+    if (run_flooded_job(300, 50, 40, log0, 8.0)) return 1;
+    if (!log_has(log0, "the open-file limit, ulimit -n, is reached")) FAIL("rank 0 did not warn about the open-file limit");
+    if (!log_lacks(log0, " ERROR bootstrap: rank 0:")) FAIL("rank 0 logged an error while the job formed");
+    unlink(log0);
+    printf("test_bootstrap: a 4-rank job forms under a flood with rank 0 at its open-file limit\n");
+    return 0;
+}
+
+/* A process that took rank 0's port without the key: a joiner must refuse it and send nothing
+ * that reveals the key. variant 0 answers with a made-up proof, 1 welcomes at once. */
+static int test_forged_root(void)
+{
+    for (int variant = 0; variant < 2; variant++) {
+        job_arg_t j;
+        struct sockaddr_in sa;
+        uint8_t seen[4096];
+        size_t nseen = 0;
+        char logj[256];
+        int lfd, cfd, one = 1;
+        pid_t pid;
+
+        log_path(logj, sizeof(logj), "forged");
+        memset(&j, 0, sizeof(j));
+        EXPECT_RC(gshmemi_uid_create(&j.uid), GSHMEMI_OK);
+        gshmemi_uid_close_listener(); /* rank 0 is gone; its port is free */
+        lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        memset(&sa, 0, sizeof(sa));
+        sa.sin_family = AF_INET;
+        memcpy(&sa.sin_addr, j.uid.addr, 4);
+        sa.sin_port = j.uid.port;
+        if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+            bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(lfd, 8) != 0)
+            FAIL("the forged root cannot listen on rank 0's port: %s", strerror(errno));
+        j.rank = 1;
+        j.nranks = 2;
+        j.timeout = 5;
+        j.variant = JOB_CHECKS;
+        pid = spawn_logged(job_child, &j, logj);
+        {
+            struct pollfd p = {lfd, POLLIN, 0};
+            struct timeval tv = {1, 0};
+            ssize_t n;
+            if (poll(&p, 1, 5000) != 1 || (cfd = accept(lfd, NULL, NULL)) < 0) FAIL("the joiner never connected to the forged root");
+            setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+            while (nseen < GSHMEMI_UID_HDR_BYTES + GSHMEMI_UID_NONCE_BYTES &&
+                   (n = recv(cfd, seen + nseen, sizeof(seen) - nseen, 0)) > 0)
+                nseen += (size_t)n;
+            if (nseen < GSHMEMI_UID_HDR_BYTES) FAIL("the joiner sent the forged root %zu bytes, not a hello", nseen);
+            {
+                uint8_t out[GSHMEMI_UID_HDR_BYTES + GSHMEMI_UID_NONCE_BYTES + 8];
+                gshmemi_uid_hdr_t h;
+                memset(&h, 0, sizeof(h));
+                h.magic = GSHMEMI_UID_MSG_MAGIC;
+                h.version = GSHMEMI_UID_PROTO_VERSION;
+                h.op = variant == 0 ? GSHMEMI_UID_OP_CHALLENGE : GSHMEMI_UID_OP_WELCOME;
+                h.arg = variant == 0 ? 0 : 2;
+                h.len = variant == 0 ? GSHMEMI_UID_NONCE_BYTES + 8 : 0;
+                memcpy(out, &h, sizeof(h));
+                for (size_t i = sizeof(h); i < sizeof(out); i++) out[i] = (uint8_t)rand();
+                (void)!send(cfd, out, sizeof(h) + (size_t)h.len, MSG_NOSIGNAL);
+            }
+            /* everything the joiner sends until it gives up */
+            while ((n = recv(cfd, seen + nseen, sizeof(seen) - nseen, 0)) > 0) nseen += (size_t)n;
+            close(cfd);
+        }
+        close(lfd);
+        CHECK_CODE(wait_code(pid, 10), status_code(GSHMEMI_ERR_INVALID), "a joiner facing a forged rank 0");
+        if (!log_has(logj, variant == 0 ? "did not prove this job's key: it is not this job's rank 0" : "where rank 0's challenge belongs"))
+            FAIL("the joiner's message does not say the forged rank 0 is not this job's");
+        for (size_t i = 0; i + 8 <= nseen; i++)
+            if (!memcmp(seen + i, &j.uid.key[0], 8) || !memcmp(seen + i, &j.uid.key[1], 8))
+                FAIL("the forged rank 0 received a half of the job key at byte %zu", i);
+        unlink(logj);
+    }
+    printf("test_bootstrap: a joiner refuses a rank 0 that cannot prove the key, and sends it nothing of the key\n");
+    return 0;
+}
+
+/* Rank 3 of 4 proves itself, then is killed while waiting for the welcome (rank 2 has not come
+ * yet): ranks 0 and 1 must fail init at once naming rank 3 (before: init succeeded, or timed
+ * out on rank 2). */
+typedef struct {
+    gshmemi_uid_t uid;
+    int ready_fd;
+} raw_join_arg_t;
+
+static int raw_join_child(void *p)
+{
+    raw_join_arg_t *a = p;
+    uint8_t hello[GSHMEMI_UID_HDR_BYTES + GSHMEMI_UID_NONCE_BYTES], in[GSHMEMI_UID_HDR_BYTES + 24];
+    uint8_t out[GSHMEMI_UID_HDR_BYTES + 8];
+    gshmemi_uid_msg_t m;
+    gshmemi_uid_hdr_t h;
+    const char *why;
+    size_t got = 0;
+    uint64_t proof;
+    int fd = -1;
+    double end = now_s() + 10;
+
+    while (fd < 0 && now_s() < end) {
+        fd = connect_to(&a->uid, 0);
+        if (fd < 0) usleep(10000);
+    }
+    if (fd < 0) return 2;
+    fake_hello(hello, 3, 4);
+    if (send(fd, hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello)) return 2;
+    while (got < sizeof(in)) {
+        ssize_t n = recv(fd, in + got, sizeof(in) - got, 0);
+        if (n <= 0) return 2;
+        got += (size_t)n;
+    }
+    if (gshmemi_uid_msg_decode(in, got, &m, &why) != (long)sizeof(in) || m.hdr.op != GSHMEMI_UID_OP_CHALLENGE) return 2;
+    proof = gshmemi_uid_proof(a->uid.key, 'J', hello + GSHMEMI_UID_HDR_BYTES, m.nonce, 3, 4);
+    memcpy(&h, hello, sizeof(h));
+    h.op = GSHMEMI_UID_OP_PROOF;
+    h.len = 8;
+    memcpy(out, &h, sizeof(h));
+    memcpy(out + sizeof(h), &proof, 8);
+    if (send(fd, out, sizeof(out), MSG_NOSIGNAL) != (ssize_t)sizeof(out)) return 2;
+    (void)!write(a->ready_fd, "p", 1);
+    pause(); /* waiting for the welcome, until killed */
+    return 0;
+}
+
+static int test_dead_before_welcome(void)
+{
+    job_arg_t a[2];
+    raw_join_arg_t rj;
+    char log0[256], log1[256], c;
+    pid_t pid[2], p3;
+    int pipefd[2];
+    double t0;
+
+    g_mode = "fork, death before the welcome";
+    log_path(log0, sizeof(log0), "dead0");
+    log_path(log1, sizeof(log1), "dead1");
+    memset(a, 0, sizeof(a));
+    EXPECT_RC(gshmemi_uid_create(&a[0].uid), GSHMEMI_OK);
+    for (int r = 0; r < 2; r++) {
+        a[r] = a[0];
+        a[r].rank = r;
+        a[r].nranks = 4;
+        a[r].timeout = 10;
+        a[r].delay = 0;
+        a[r].variant = JOB_CHECKS;
+    }
+    pid[0] = spawn_logged(job_child, &a[0], log0);
+    gshmemi_uid_close_listener();
+    pid[1] = spawn_logged(job_child, &a[1], log1);
+    if (pipe(pipefd) != 0) FAIL("pipe: %s", strerror(errno));
+    rj.uid = a[0].uid;
+    rj.ready_fd = pipefd[1];
+    p3 = spawn(raw_join_child, &rj);
+    close(pipefd[1]);
+    if (read(pipefd[0], &c, 1) != 1) FAIL("the hand-made rank 3 did not get through the handshake (exit %d)", wait_code(p3, 5));
+    close(pipefd[0]);
+    usleep(1000000); /* rank 0 reads the proof and admits rank 3 (a round trip; ample on a loaded host) */
+    t0 = now_s();
+    kill(p3, SIGKILL);
+    waitpid(p3, NULL, 0);
+    CHECK_CODE(wait_code(pid[0], 30), status_code(GSHMEMI_ERR_REMOTE), "rank 0 after rank 3 died before the welcome");
+    CHECK_CODE(wait_code(pid[1], 30), status_code(GSHMEMI_ERR_REMOTE), "rank 1 after rank 3 died before the welcome");
+    if (now_s() - t0 > 5) FAIL("ranks 0 and 1 needed %.1f s to notice rank 3's death", now_s() - t0);
+    if (!log_has(log0, "rank 3 closed its connection") || !log_has(log1, "rank 0 lost its connection to rank 3"))
+        FAIL("the messages do not name rank 3");
+    unlink(log0);
+    unlink(log1);
+    printf("test_bootstrap: a rank killed while waiting for the welcome fails init on every rank, naming it\n");
+    return 0;
+}
+
+/* A stand-in rank 0 that knows the key: it turns the first connection away as busy (as rank 0
+ * does when it evicts), then completes the handshake on the second. The joiner must connect
+ * again, prove the key, and be welcomed. */
+static int test_busy_retry(void)
+{
+    job_arg_t j;
+    struct sockaddr_in sa;
+    int lfd, one = 1;
+    pid_t pid;
+
+    memset(&j, 0, sizeof(j));
+    EXPECT_RC(gshmemi_uid_create_flags(&j.uid, GSHMEMI_UID_THIS_HOST), GSHMEMI_OK);
+    gshmemi_uid_close_listener();
+    lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    memcpy(&sa.sin_addr, j.uid.addr, 4);
+    sa.sin_port = j.uid.port;
+    if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+        bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(lfd, 8) != 0)
+        FAIL("the stand-in rank 0 cannot listen: %s", strerror(errno));
+    j.rank = 1;
+    j.nranks = 2;
+    j.timeout = 5;
+    j.variant = JOB_EXIT_AFTER_INIT;
+    pid = spawn(job_child, &j);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        uint8_t in[GSHMEMI_UID_HDR_BYTES + GSHMEMI_UID_NONCE_BYTES], out[GSHMEMI_UID_HDR_BYTES + GSHMEMI_UID_NONCE_BYTES + 8];
+        struct pollfd p = {lfd, POLLIN, 0};
+        struct timeval tv = {5, 0};
+        gshmemi_uid_msg_t m;
+        gshmemi_uid_hdr_t h;
+        const char *why;
+        size_t got = 0;
+        uint64_t proof;
+        int cfd;
+
+        if (poll(&p, 1, 5000) != 1 || (cfd = accept(lfd, NULL, NULL)) < 0) FAIL("connection %d of the joiner never came", attempt + 1);
+        setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        while (got < sizeof(in)) {
+            ssize_t n = recv(cfd, in + got, sizeof(in) - got, 0);
+            if (n <= 0) FAIL("connection %d: no whole hello", attempt + 1);
+            got += (size_t)n;
+        }
+        if (gshmemi_uid_msg_decode(in, got, &m, &why) != (long)got || m.hdr.op != GSHMEMI_UID_OP_HELLO || m.hdr.src != 1 ||
+            m.hdr.arg != 2)
+            FAIL("connection %d: the hello does not decode as rank 1 of 2", attempt + 1);
+        memset(&h, 0, sizeof(h));
+        h.magic = GSHMEMI_UID_MSG_MAGIC;
+        h.version = GSHMEMI_UID_PROTO_VERSION;
+        if (attempt == 0) {
+            h.op = GSHMEMI_UID_OP_REJECT;
+            h.arg = GSHMEMI_UID_REJECT_BUSY;
+            (void)!send(cfd, &h, sizeof(h), MSG_NOSIGNAL);
+            close(cfd);
+            continue;
+        }
+        h.op = GSHMEMI_UID_OP_CHALLENGE;
+        h.len = GSHMEMI_UID_NONCE_BYTES + 8;
+        memcpy(out, &h, sizeof(h));
+        for (int i = 0; i < GSHMEMI_UID_NONCE_BYTES; i++) out[sizeof(h) + i] = (uint8_t)rand();
+        proof = gshmemi_uid_proof(j.uid.key, 'R', m.nonce, out + sizeof(h), 1, 2);
+        memcpy(out + sizeof(h) + GSHMEMI_UID_NONCE_BYTES, &proof, 8);
+        (void)!send(cfd, out, sizeof(out), MSG_NOSIGNAL);
+        got = 0;
+        while (got < GSHMEMI_UID_HDR_BYTES + 8) {
+            ssize_t n = recv(cfd, in + got, GSHMEMI_UID_HDR_BYTES + 8 - got, 0);
+            if (n <= 0) FAIL("no proof from the joiner");
+            got += (size_t)n;
+        }
+        {
+            gshmemi_uid_msg_t pm;
+            if (gshmemi_uid_msg_decode(in, got, &pm, &why) != (long)got || pm.hdr.op != GSHMEMI_UID_OP_PROOF)
+                FAIL("the joiner's second message is not a proof");
+            if (pm.proof != gshmemi_uid_proof(j.uid.key, 'J', m.nonce, out + sizeof(h), 1, 2)) FAIL("the joiner's proof is wrong");
+        }
+        memset(&h, 0, sizeof(h));
+        h.magic = GSHMEMI_UID_MSG_MAGIC;
+        h.version = GSHMEMI_UID_PROTO_VERSION;
+        h.op = GSHMEMI_UID_OP_WELCOME;
+        h.arg = 2;
+        (void)!send(cfd, &h, sizeof(h), MSG_NOSIGNAL);
+        CHECK_CODE(wait_code(pid, 10), 0, "a joiner turned away once as busy");
+        close(cfd);
+    }
+    close(lfd);
+    printf("test_bootstrap: a joiner told 'busy' connects again and is welcomed\n");
+    return 0;
+}
+
 static int mode_fork(void)
 {
     if (test_local() || test_job_with_intruders() || test_late_root() || test_vanished_peer() || test_stalled_peer() || test_mismatch() ||
-        test_timeouts())
+        test_timeouts() || test_wire() || test_forged_root() || test_busy_retry() || test_dead_before_welcome() || test_flood() || test_fd_limit())
         return 1;
     printf("test_bootstrap: all uid bootstrap checks passed\n");
     return 0;
@@ -558,6 +1112,11 @@ static int mode_env(void)
     if (!gshmemi_env.BOOTSTRAP_UID[0] || gshmemi_env.RANK < 0 || gshmemi_env.NRANKS < 1)
         FAIL("--env needs GSHMEM_BOOTSTRAP_UID, GSHMEM_RANK and GSHMEM_NRANKS: run it under gshmemrun");
     EXPECT_RC(gshmemi_uid_from_string(gshmemi_env.BOOTSTRAP_UID, &uid), GSHMEMI_OK);
+    {
+        char ip[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, uid.addr, ip, sizeof(ip));
+        printf("test_bootstrap: rank %d: rank 0 listens on %s\n", gshmemi_env.RANK, ip);
+    }
     if (gshmemi_env.BOOTSTRAP_LISTEN_FD >= 0) EXPECT_RC(gshmemi_uid_adopt_listener(gshmemi_env.BOOTSTRAP_LISTEN_FD, &uid), GSHMEMI_OK);
     EXPECT_RC(gshmemi_bootstrap_uid_init(&uid, gshmemi_env.RANK, gshmemi_env.NRANKS, gshmemi_env.BOOTSTRAP_TIMEOUT, &bs), GSHMEMI_OK);
     if (run_checks(bs)) return 1;
@@ -586,12 +1145,29 @@ static int mode_pmix(void)
     return 0;
 }
 
+/* Creates a unique id the way shmemx_get_uniqueid does and prints the address rank 0 listens on. */
+static int mode_uid_addr(void)
+{
+    gshmemi_uid_t uid;
+    char ip[INET_ADDRSTRLEN] = "?";
+    int rc = gshmemi_uid_create(&uid);
+
+    if (rc != GSHMEMI_OK) {
+        printf("test_bootstrap: gshmemi_uid_create failed: %s\n", gshmemi_strerror(rc));
+        return 1;
+    }
+    inet_ntop(AF_INET, uid.addr, ip, sizeof(ip));
+    printf("test_bootstrap: rank 0 listens on %s\n", ip);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc == 1) return mode_fork();
     if (argc == 2 && !strcmp(argv[1], "--env")) return mode_env();
     if (argc == 2 && !strcmp(argv[1], "--pmix")) return mode_pmix();
-    fprintf(stderr, "usage: test_bootstrap [--env | --pmix]\n");
+    if (argc == 2 && !strcmp(argv[1], "--uid-addr")) return mode_uid_addr();
+    fprintf(stderr, "usage: test_bootstrap [--env | --pmix | --uid-addr]\n");
     return 2;
 }
