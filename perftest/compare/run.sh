@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gshmem against NVIDIA NVSHMEM and NCCL, on this host, in one command:
 #   perftest/compare/run.sh [-n N] [--quick] [--json FILE] [--csv FILE] [--plots DIR] [--bench a,b,...]
+#                           [--build-only]
 # Builds perftest/compare/nvshmem_bench.cu twice (against gshmem's NVSHMEM compatibility headers and
 # against NVIDIA NVSHMEM) and nccl_bench.cu against NCCL, runs the three on N PEs (default 2) and
 # prints per row each library's time (and GB/s) and gshmem's speed relative to the fastest other
@@ -11,15 +12,16 @@
 #   NVSHMEM: NVSHMEM_HOME, else the nvidia-nvshmem-cu13 Python package
 #   NCCL:    NCCL_HOME, else the system (nccl.h, libnccl.so)
 # A library that cannot be found or built is skipped with the reason; the run fails (exit 1) if a
-# benchmark that ran failed, or if gshmem could not run.
+# benchmark that ran failed, or if gshmem could not run. --build-only builds (no GPU needed) and stops.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 
-npes=2 quick=0 json="" csv="" plots="" bench=""
+npes=2 quick=0 json="" csv="" plots="" bench="" build_only=0
 while [ $# -gt 0 ]; do
     case "$1" in
     -n) npes=${2:?-n needs a number}; shift 2 ;;
     --quick) quick=1; shift ;;
+    --build-only) build_only=1; shift ;;
     --json) json=${2:?--json needs a file}; shift 2 ;;
     --csv) csv=${2:?--csv needs a file}; shift 2 ;;
     --plots) plots=${2:?--plots needs a folder}; shift 2 ;;
@@ -37,8 +39,8 @@ done
 export PATH
 ngpus=0
 command -v nvidia-smi >/dev/null 2>&1 && ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-if [ "${ngpus:-0}" -lt 1 ]; then
-    echo "compare: no NVIDIA GPU on this host (nvidia-smi finds none); the comparison needs GPUs" >&2
+if [ "${ngpus:-0}" -lt 1 ] && [ $build_only = 0 ]; then
+    echo "compare: no NVIDIA GPU on this host (nvidia-smi finds none); the comparison needs GPUs (--build-only builds without)" >&2
     exit 1
 fi
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
@@ -115,6 +117,13 @@ for l in "${libs[@]}"; do
     [ -f "$work/$l.libpath" ] && libdirs[$l]=$(cat "$work/$l.libpath")
 done
 say "built in $(( $(date +%s) - t0 )) s for $arch"
+if [ $build_only = 1 ]; then
+    for l in "${libs[@]}"; do
+        if [ -n "${skip[$l]:-}" ]; then say "$l: ${skip[$l]}"; else say "$l: built"; fi
+    done
+    [ -z "${skip[gshmem]:-}" ]
+    exit
+fi
 
 # ---- the run environment ----
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1

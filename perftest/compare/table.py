@@ -50,6 +50,12 @@ def main():
             table[key] = {}
         table[key][r["lib"]] = r
 
+    # benches in the order they first appear, each by size
+    first = {}
+    for b, _ in order:
+        first.setdefault(b, len(first))
+    order.sort(key=lambda k: (first[k[0]], k[1]))
+
     def ratio(cells):
         mine = cells.get("gshmem")
         others = [c["us"] for l, c in cells.items() if l != "gshmem" and c["us"] > 0]
