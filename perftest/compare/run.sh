@@ -61,14 +61,14 @@ say() { echo "compare: $*" >&2; }
 build_gshmem() {
     local pcdir flags libs sysroot=""
     if [ -n "${GSHMEM_PREFIX:-}" ]; then
-        pcdir=$(find "$GSHMEM_PREFIX" -name gshmem-nvshmem-compat.pc -printf '%h\n' 2>/dev/null | head -n 1)
+        pcdir=$(find "$GSHMEM_PREFIX" -name gshmem-nvshmem-compat.pc -printf '%h\n' 2>/dev/null | head -n 1 || true)
     else
         source test/install-deps.sh --perftests >/dev/null || return 1
         source test/build.sh
         local b=${GSHMEM_BUILD_DIR:-build-compare}
         gshmem_build "$b" --buildtype=release -Dtests=false -Dperftests=false || return 1
         meson install -C "$b" --destdir "$work/inst" --no-rebuild >/dev/null || return 1
-        pcdir=$(find "$work/inst" -name gshmem-nvshmem-compat.pc -printf '%h\n' | head -n 1)
+        pcdir=$(find "$work/inst" -name gshmem-nvshmem-compat.pc -printf '%h\n' | head -n 1 || true)
         sysroot=$work/inst
     fi
     [ -n "$pcdir" ] || { echo "no gshmem-nvshmem-compat.pc in ${GSHMEM_PREFIX:-the install of this tree}"; return 1; }
@@ -148,12 +148,13 @@ if [ "$npes" -gt "$ngpus" ]; then
 fi
 
 # ---- runs: N ranks of one binary; a rank that fails ends the others ----
-limit=$([ $quick = 1 ] && echo 150 || echo 300)
+limit=$([ $quick = 1 ] && echo 90 || echo 180)
 args=()
 [ $quick = 1 ] && args+=(--quick)
 [ -n "$bench" ] && args+=(--bench "$bench")
 run_lib() {
-    local l=$1 r rc=0 status=0 pids=() left
+    local l=$1 r p rc status=0 alive pids=()
+    local -A reaped=()
     rm -f "$work/uid.$l"
     for ((r = 0; r < npes; r++)); do
         COMPARE_RANK=$r COMPARE_NRANKS=$npes COMPARE_UID_FILE=$work/uid.$l \
@@ -161,17 +162,21 @@ run_lib() {
             timeout -k 5 $limit "$work/bench_$l" --lib "$l" "${args[@]}" > "$work/$l.r$r.out" 2> "$work/$l.r$r.err" &
         pids+=($!)
     done
-    left=$npes
-    while [ $left -gt 0 ]; do
-        wait -n "${pids[@]}" 2>/dev/null
-        rc=$?
-        left=0
-        for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && left=$((left + 1)); done
-        [ $rc = 127 ] && break
-        if [ $rc != 0 ] && [ $status = 0 ]; then
-            status=$rc
-            for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-        fi
+    while :; do
+        alive=0
+        for p in "${pids[@]}"; do
+            [ -n "${reaped[$p]:-}" ] && continue
+            if kill -0 "$p" 2>/dev/null; then alive=1; continue; fi
+            wait "$p"
+            rc=$?
+            reaped[$p]=1
+            if [ $rc != 0 ] && [ $status = 0 ]; then
+                status=$rc
+                for q in "${pids[@]}"; do kill "$q" 2>/dev/null; done
+            fi
+        done
+        [ $alive = 0 ] && break
+        sleep 0.2
     done
     return $status
 }
