@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gshmem against NVIDIA NVSHMEM and NCCL, on this host, in one command:
 #   perftest/compare/run.sh [-n N] [--quick] [--json FILE] [--csv FILE] [--plots DIR] [--bench a,b,...]
-#                           [--build-only]
+#                           [--build-only] [--keep]
 # Builds perftest/compare/nvshmem_bench.cu twice (against gshmem's NVSHMEM compatibility headers and
 # against NVIDIA NVSHMEM) and nccl_bench.cu against NCCL, runs the three on N PEs (default 2) and
 # prints per row each library's time (and GB/s) and gshmem's speed relative to the fastest other
@@ -12,21 +12,23 @@
 #   NVSHMEM: NVSHMEM_HOME, else the nvidia-nvshmem-cu13 Python package
 #   NCCL:    NCCL_HOME, else the system (nccl.h, libnccl.so)
 # A library that cannot be found or built is skipped with the reason; the run fails (exit 1) if a
-# benchmark that ran failed, or if gshmem could not run. --build-only builds (no GPU needed) and stops.
+# benchmark that ran failed, or if gshmem could not run. --build-only builds (no GPU needed) and stops;
+# --keep leaves the scratch folder (binaries, build logs, each rank's output) and says where.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 
-npes=2 quick=0 json="" csv="" plots="" bench="" build_only=0
+npes=2 quick=0 json="" csv="" plots="" bench="" build_only=0 keep=0
 while [ $# -gt 0 ]; do
     case "$1" in
     -n) npes=${2:?-n needs a number}; shift 2 ;;
     --quick) quick=1; shift ;;
     --build-only) build_only=1; shift ;;
+    --keep) keep=1; shift ;;
     --json) json=${2:?--json needs a file}; shift 2 ;;
     --csv) csv=${2:?--csv needs a file}; shift 2 ;;
     --plots) plots=${2:?--plots needs a folder}; shift 2 ;;
     --bench) bench=${2:?--bench needs a list}; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -51,7 +53,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/gshmem-compare.XXXXXX")
 mps=0
 cleanup() {
     [ $mps = 1 ] && echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
-    rm -rf "$work"
+    if [ $keep = 1 ]; then echo "compare: kept the binaries, logs and rows in $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 declare -A skip=() libdirs=()
