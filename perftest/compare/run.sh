@@ -203,7 +203,8 @@ done
 
 # ---- the table, JSON and CSV ----
 {
-    for l in "${libs[@]}"; do [ -f "$work/$l.r0.out" ] && [ -z "${skip[$l]:-}" ] && grep '^{' "$work/$l.r0.out"; done
+    # a library that failed part-way keeps the rows it printed before (its note says it failed)
+    for l in "${libs[@]}"; do [ -f "$work/$l.r0.out" ] && grep '^{' "$work/$l.r0.out"; done
     for l in "${libs[@]}"; do
         [ -n "${skip[$l]:-}" ] && python3 -c 'import json,sys; print(json.dumps({"lib": sys.argv[1], "skipped": sys.argv[2]}))' "$l" "${skip[$l]}"
     done
