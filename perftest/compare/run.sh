@@ -149,19 +149,28 @@ if [ "$npes" -gt "$ngpus" ]; then
     say "$shared"
 fi
 
-# ---- runs: N ranks of one binary; a rank that fails ends the others ----
-limit=$([ $quick = 1 ] && echo 90 || echo 180)
+# ---- runs: each group of benchmarks is a job of its own (N ranks of one binary), so that one
+# failing benchmark costs only its rows; a rank that fails ends the others ----
+limit=$([ $quick = 1 ] && echo 40 || echo 60)   # one job
+budget=300                                      # every job together, seconds
+colls="allreduce fcollect alltoall broadcast"
+groups_nvshmem="put_bw,get_bw put_lat,get_lat p_lat amo barrier barrier_on_stream $colls"
+groups_nccl=$colls
+if [ -n "$bench" ]; then
+    groups_nvshmem=${bench//,/ } groups_nccl=""
+    for b in $groups_nvshmem; do case " $colls " in *" $b "*) groups_nccl+=" $b" ;; esac; done
+fi
 args=()
 [ $quick = 1 ] && args+=(--quick)
-[ -n "$bench" ] && args+=(--bench "$bench")
-run_lib() {
-    local l=$1 r p rc status=0 alive pids=()
+run_job() { # run_job LIB BENCHES: returns the first failing rank's status
+    local l=$1 g=$2 r p q rc status=0 alive pids=()
     local -A reaped=()
     rm -f "$work/uid.$l"
     for ((r = 0; r < npes; r++)); do
         COMPARE_RANK=$r COMPARE_NRANKS=$npes COMPARE_UID_FILE=$work/uid.$l \
             LD_LIBRARY_PATH=${libdirs[$l]:-}:${LD_LIBRARY_PATH:-} \
-            timeout -k 5 $limit "$work/bench_$l" --lib "$l" "${args[@]}" > "$work/$l.r$r.out" 2> "$work/$l.r$r.err" &
+            timeout -k 5 $limit "$work/bench_$l" --lib "$l" --bench "$g" "${args[@]}" \
+            > "$work/$l.$g.r$r.out" 2> "$work/$l.$g.r$r.err" &
         pids+=($!)
     done
     while :; do
@@ -182,29 +191,49 @@ run_lib() {
     done
     return $status
 }
+t_runs=$(date +%s)
 for l in "${libs[@]}"; do
     [ -n "${skip[$l]:-}" ] && { say "$l: skipped: ${skip[$l]}"; continue; }
-    t=$(date +%s)
-    run_lib "$l"
-    rc=$?
-    if [ $rc = 77 ]; then
-        skip[$l]=$(grep -h 'skipped' "$work/$l".r*.err | head -n 1)
+    t=$(date +%s) failed_jobs=() ran=0
+    : > "$work/$l.rows"
+    case $l in nccl) groups=$groups_nccl ;; *) groups=$groups_nvshmem ;; esac
+    if [ -z "${groups// /}" ]; then skip[$l]="none of --bench $bench is its"; say "$l: skipped: ${skip[$l]}"; continue; fi
+    for g in $groups; do
+        if [ $(( $(date +%s) - t_runs )) -gt $budget ]; then
+            failed_jobs+=("$g: not run, over the ${budget} s budget")
+            continue
+        fi
+        run_job "$l" "$g"
+        rc=$?
+        # rank 0's rows, also those printed before a failure
+        grep -h '^{' "$work/$l.$g.r0.out" >> "$work/$l.rows"
+        if [ $rc = 77 ]; then
+            skip[$l]=$(grep -h 'skipped' "$work/$l.$g".r*.err | head -n 1)
+            break
+        elif [ $rc != 0 ]; then
+            why="exit $rc"
+            [ $rc = 124 ] && why="over the ${limit} s limit"
+            failed_jobs+=("$g: $why")
+            say "$l: $g FAILED ($why); its stderr:"
+            cat "$work/$l.$g".r*.err | grep -v '^\s*$' | tail -n 20 >&2
+        else
+            ran=$((ran + 1))
+        fi
+    done
+    if [ -n "${skip[$l]:-}" ]; then
         say "$l: ${skip[$l]}"
-    elif [ $rc != 0 ]; then
-        why="exit $rc"
-        [ $rc = 124 ] && why="over the ${limit} s limit"
-        skip[$l]="FAILED ($why)"
-        say "$l: ${skip[$l]}; its stderr:"
-        cat "$work/$l".r*.err | grep -v '^\s*$' | tail -n 20 >&2
+    elif [ ${#failed_jobs[@]} -gt 0 ]; then
+        skip[$l]="FAILED: $(IFS=';'; echo "${failed_jobs[*]}")"
+        say "$l: ${skip[$l]} ($ran jobs passed)"
     else
-        say "$l: ran in $(( $(date +%s) - t )) s"
+        say "$l: $ran jobs passed in $(( $(date +%s) - t )) s"
     fi
 done
 
 # ---- the table, JSON and CSV ----
 {
-    # a library that failed part-way keeps the rows it printed before (its note says it failed)
-    for l in "${libs[@]}"; do [ -f "$work/$l.r0.out" ] && grep '^{' "$work/$l.r0.out"; done
+    # a library that failed part-way keeps the rows it printed (its note says what failed)
+    for l in "${libs[@]}"; do [ -f "$work/$l.rows" ] && cat "$work/$l.rows"; done
     for l in "${libs[@]}"; do
         [ -n "${skip[$l]:-}" ] && python3 -c 'import json,sys; print(json.dumps({"lib": sys.argv[1], "skipped": sys.argv[2]}))' "$l" "${skip[$l]}"
     done
@@ -215,7 +244,9 @@ extra=()
 echo "# gshmem vs NVSHMEM vs NCCL, $npes PEs, $ngpus GPU(s)${shared:+; $shared}; $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
 python3 perftest/compare/table.py "${extra[@]}" "$work/rows.json" || exit 1
 if [ -n "$plots" ]; then
-    python3 perftest/plot.py -o "$plots" "$work/rows.json" || say "plots: failed (see above)"
+    py=python3 # the first python3 with matplotlib (a venv's may lack it where the system's has it)
+    for p in python3 /usr/bin/python3; do "$p" -c 'import matplotlib' 2>/dev/null && { py=$p; break; }; done
+    "$py" perftest/plot.py -o "$plots" "$work/rows.json" || say "plots: failed (see above)"
 fi
 failed=0
 for l in "${libs[@]}"; do case "${skip[$l]:-}" in FAILED*) failed=1 ;; esac; done
