@@ -34,6 +34,14 @@ while [ $# -gt 0 ]; do
 done
 case "$npes" in ''|*[!0-9]*) echo "compare: -n '$npes' is not a number" >&2; exit 2 ;; esac
 [ "$npes" -ge 2 ] || { echo "compare: -n $npes: the benchmarks need 2 or more PEs" >&2; exit 2; }
+# the jobs: groups of benchmarks that run in one job (--bench: one job each)
+colls="allreduce fcollect alltoall broadcast"
+groups_nvshmem="put_bw,get_bw put_lat,get_lat p_lat amo barrier barrier_on_stream $colls"
+groups_nccl=$colls
+for b in ${bench//,/ }; do
+    case " ${groups_nvshmem//,/ } " in *" $b "*) ;; *)
+        echo "compare: --bench: unknown benchmark '$b' (known: ${groups_nvshmem//,/ })" >&2; exit 2 ;; esac
+done
 
 for d in /opt/torch/.venv/bin /usr/local/cuda/bin; do
     [ -d "$d" ] && case ":$PATH:" in *":$d:"*) ;; *) PATH="$PATH:$d" ;; esac
@@ -153,9 +161,6 @@ fi
 # failing benchmark costs only its rows; a rank that fails ends the others ----
 limit=$([ $quick = 1 ] && echo 40 || echo 60)   # one job
 budget=300                                      # every job together, seconds
-colls="allreduce fcollect alltoall broadcast"
-groups_nvshmem="put_bw,get_bw put_lat,get_lat p_lat amo barrier barrier_on_stream $colls"
-groups_nccl=$colls
 if [ -n "$bench" ]; then
     groups_nvshmem=${bench//,/ } groups_nccl=""
     for b in $groups_nvshmem; do case " $colls " in *" $b "*) groups_nccl+=" $b" ;; esac; done

@@ -16,6 +16,7 @@ expect() { # expect NAME STATUS PATTERN -- ARGS...
 expect "-n 1 is refused" 2 "-n 1: the benchmarks need 2 or more PEs" -- -n 1
 expect "-n x is refused" 2 "-n 'x' is not a number" -- -n x
 expect "an unknown argument is named" 2 "unknown argument '--frobnicate'" -- --frobnicate
+expect "an unknown --bench name is refused before any build" 2 "unknown benchmark 'nope'" -- --bench p_lat,nope
 expect "--help says what it builds" 0 "Builds perftest/compare/nvshmem_bench.cu twice" -- --help
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "skip: this host has a GPU (the no-GPU message is not checked)"
