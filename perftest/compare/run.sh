@@ -90,7 +90,10 @@ build_gshmem() {
 }
 nvshmem_home() {
     if [ -n "${NVSHMEM_HOME:-}" ]; then echo "$NVSHMEM_HOME"; return; fi
-    python3 -c 'import nvidia.nvshmem as m; print(list(m.__path__)[0])' 2>/dev/null
+    local py # the package may be in a venv's python rather than the system's
+    for py in python3 /opt/torch/.venv/bin/python3 /usr/bin/python3; do
+        command -v "$py" >/dev/null 2>&1 && "$py" -c 'import nvidia.nvshmem as m; print(list(m.__path__)[0])' 2>/dev/null && return
+    done
 }
 build_nvshmem() {
     local nvs
