@@ -11,7 +11,7 @@ done
 export PATH
 
 # Usage: install-deps.sh --tests or --perftests. Without --tests, what only the test suite needs (cmocka,
-# PMIx, Open MPI) is installed where apt can, and skipped with a warning where it cannot.
+# PMIx, Open MPI, matplotlib for perftest/plot.py) is installed where apt can, and skipped with a warning where it cannot.
 want_tests=0
 [ "${1:-}" = "--tests" ] && want_tests=1
 
@@ -19,6 +19,7 @@ missing=() optional=()
 need_cmd() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
 want_pc() { pkg-config --exists "$1" 2>/dev/null || optional+=("$2"); }
 want_cmd() { command -v "$1" >/dev/null 2>&1 || optional+=("$2"); }
+want_py() { python3 -c "import $1" >/dev/null 2>&1 || /usr/bin/python3 -c "import $1" >/dev/null 2>&1 || optional+=("$2"); }
 
 need_cmd cc gcc
 need_cmd pkg-config pkg-config
@@ -28,6 +29,7 @@ need_cmd python3 python3
 want_pc cmocka libcmocka-dev
 want_pc pmix libpmix-dev
 want_cmd mpirun openmpi-bin
+want_py matplotlib python3-matplotlib  # perftest/plot.py and its test
 
 apt_install() {
     local sudo=""
