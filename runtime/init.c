@@ -50,6 +50,23 @@ int gshmemi_modules_update(void)
     return GSHMEMI_OK;
 }
 
+/* At finalize every module's device copy goes back to "not initialized" instead of pointing at
+ * freed memory; a later shmem_init fills it anew. Harmless if it fails (a finalize from an atexit
+ * handler may run after the CUDA runtime has unloaded): logged at info only. */
+static void modules_clear(int device)
+{
+    gshmemi_device_state_t zero;
+
+    memset(&zero, 0, sizeof(zero));
+    for (int i = 0; i < n_modules; i++) {
+        int err = modules[i](&zero, device);
+        if (err) {
+            GSHMEMI_INFO("finalize", "clearing the device state of module %d failed: %s", i, cudaGetErrorString((cudaError_t)err));
+            return;
+        }
+    }
+}
+
 int gshmemi_in_heap(const void *ptr, size_t len)
 {
     const char *p = (const char *)ptr, *base = gshmemi_state.heap.my_base;
@@ -357,11 +374,7 @@ void shmem_finalize(void)
     cudaFree(st->d_peer_base);
     cudaStreamDestroy(st->stream);
     st->bs->finalize(st->bs);
-    /* Every module's device copy says "not initialized" again instead of pointing at freed memory;
-     * a later shmem_init fills it anew. */
-    memset(&st->dstate, 0, sizeof(st->dstate));
-    st->initialized = 0;
-    if (gshmemi_modules_update() != GSHMEMI_OK) GSHMEMI_WARN("finalize", "clearing the modules' device state failed");
+    modules_clear(st->device);
     gshmemi_cu.cuDevicePrimaryCtxRelease(st->cudev);
     free(st->peers);
     free(st->local_pe);
