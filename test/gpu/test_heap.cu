@@ -93,7 +93,7 @@ int main(void)
     GT_CHECK(wait_progress(ctl, 0, limit_s), "keep_busy wrote no round within %.0f s", limit_s);
 
     /* Grows the heap several times while keep_busy runs (GSHMEM_HEAP_GROWTH is 32 MiB by default);
-     * 2 x 64 MiB in quick mode, still four growths. */
+     * 2 x 64 MiB in quick mode, still a growth for each. */
     const size_t big = (gt_quick() ? 64u : 200u) << 20, slot = big / npes / 16 * 16;
     unsigned char *a = (unsigned char *)shmem_malloc(big);
     unsigned char *b = (unsigned char *)shmem_malloc(big);
