@@ -1,9 +1,11 @@
 /* shmem_init / shmem_finalize: bootstrap, device choice, peer exchange, heap, transports. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "../transports/transport.h"
@@ -48,6 +50,23 @@ int gshmemi_modules_update(void)
     return GSHMEMI_OK;
 }
 
+/* At finalize every module's device copy goes back to "not initialized" instead of pointing at
+ * freed memory; a later shmem_init fills it anew. Harmless if it fails (a finalize from an atexit
+ * handler may run after the CUDA runtime has unloaded): logged at info only. */
+static void modules_clear(int device)
+{
+    gshmemi_device_state_t zero;
+
+    memset(&zero, 0, sizeof(zero));
+    for (int i = 0; i < n_modules; i++) {
+        int err = modules[i](&zero, device);
+        if (err) {
+            GSHMEMI_INFO("finalize", "clearing the device state of module %d failed: %s", i, cudaGetErrorString((cudaError_t)err));
+            return;
+        }
+    }
+}
+
 int gshmemi_in_heap(const void *ptr, size_t len)
 {
     const char *p = (const char *)ptr, *base = gshmemi_state.heap.my_base;
@@ -55,6 +74,30 @@ int gshmemi_in_heap(const void *ptr, size_t len)
 }
 
 /* ---- bootstrap choice ---- */
+
+/* The uid bootstrap closes the listener it adopts once the job has formed (a unique id starts one
+ * job). gshmemrun's listener must outlive that, or shmem_init after shmem_finalize could not form
+ * the job again: the bootstrap gets a duplicate and the inherited fd stays open, close-on-exec,
+ * for the next shmem_init. Joiners that connect between jobs wait in its backlog. */
+static int adopt_launcher_listener(int fd, const gshmemi_uid_t *uid)
+{
+    int listening = 0, dup_fd, rc;
+    socklen_t len = sizeof(listening);
+
+    /* not an open listening socket: the bootstrap's own checks say why, naming this fd */
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening)
+        return gshmemi_uid_adopt_listener(fd, uid);
+    dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (dup_fd < 0) {
+        GSHMEMI_ERROR("init", "cannot duplicate GSHMEM_BOOTSTRAP_LISTEN_FD=%d: %s", fd, strerror(errno));
+        return GSHMEMI_ERR_SYSTEM;
+    }
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0)
+        GSHMEMI_WARN("init", "cannot set FD_CLOEXEC on GSHMEM_BOOTSTRAP_LISTEN_FD=%d: %s", fd, strerror(errno));
+    rc = gshmemi_uid_adopt_listener(dup_fd, uid);
+    if (rc != GSHMEMI_OK) close(dup_fd);
+    return rc;
+}
 static int bootstrap_open(unsigned flags, const shmemx_init_attr_t *attr, gshmemi_bootstrap_t **bs)
 {
     const double tmo = gshmemi_env.BOOTSTRAP_TIMEOUT;
@@ -83,7 +126,7 @@ static int bootstrap_open(unsigned flags, const shmemx_init_attr_t *attr, gshmem
             return GSHMEMI_ERR_INVALID;
         }
         GSHMEMI_CHECK(gshmemi_uid_from_string(gshmemi_env.BOOTSTRAP_UID, &uid));
-        if (gshmemi_env.BOOTSTRAP_LISTEN_FD >= 0) GSHMEMI_CHECK(gshmemi_uid_adopt_listener(gshmemi_env.BOOTSTRAP_LISTEN_FD, &uid));
+        if (gshmemi_env.BOOTSTRAP_LISTEN_FD >= 0) GSHMEMI_CHECK(adopt_launcher_listener(gshmemi_env.BOOTSTRAP_LISTEN_FD, &uid));
         return gshmemi_bootstrap_uid_init(&uid, gshmemi_env.RANK, gshmemi_env.NRANKS, tmo, bs);
     }
     return gshmemi_bootstrap_single_init(bs);
@@ -331,6 +374,7 @@ void shmem_finalize(void)
     cudaFree(st->d_peer_base);
     cudaStreamDestroy(st->stream);
     st->bs->finalize(st->bs);
+    modules_clear(st->device);
     gshmemi_cu.cuDevicePrimaryCtxRelease(st->cudev);
     free(st->peers);
     free(st->local_pe);

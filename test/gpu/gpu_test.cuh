@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gshmem.h"
 
@@ -34,6 +35,15 @@ static inline void gt_skip_without_gpu(void)
         fprintf(stderr, "no GPU on this host: skipped\n");
         exit(77);
     }
+}
+
+/* GSHMEM_TEST_QUICK=1 (a test knob, not a runtime setting): fewer sizes, rounds and repeats,
+ * every data check kept, so a run under compute-sanitizer (10-100x slower, PEs time-sliced on one
+ * GPU) takes minutes. test/gpu/run-sanitizer.sh sets it. */
+static inline int gt_quick(void)
+{
+    const char *q = getenv("GSHMEM_TEST_QUICK");
+    return q && *q && strcmp(q, "0") != 0;
 }
 
 /* The byte that PE `src_pe` writes at index i of a transfer tagged `tag`. */

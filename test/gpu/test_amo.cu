@@ -319,8 +319,9 @@ int main(void)
     GSHMEM_AMO_BITWISE_TYPES(RUN_BIT)
     if (me == 0) printf("ok bitwise AMOs (fetch_and/and/fetch_or/or/fetch_xor/xor, _nbi) x 7 types, device and host: %d values checked\n", g_ops);
 
-    /* 2. contention: 132x256 threads on every PE against one word of one PE */
-    const unsigned long long total = 132ull * 256ull * (unsigned long long)n;
+    /* 2. contention: 132x256 threads (16x256 in quick mode) on every PE against one word of one PE */
+    const int quick = gt_quick(), ctas = quick ? 16 : 132;
+    const unsigned long long total = (unsigned long long)ctas * 256ull * (unsigned long long)n;
     const size_t nmap = (size_t)(total / 32);
     int *sum = (int *)shmem_calloc(1, sizeof(int));
     unsigned long long *ticket = (unsigned long long *)shmem_calloc(1, sizeof(unsigned long long));
@@ -334,7 +335,7 @@ int main(void)
         GT_CUDA(cudaMemset(bitmap, 0, nmap * sizeof(unsigned)));
         GT_CUDA(cudaDeviceSynchronize());
         shmem_barrier_all();
-        contention_kernel<<<132, 256>>>(sum, ticket, bitmap, total, target, d_err);
+        contention_kernel<<<ctas, 256>>>(sum, ticket, bitmap, total, target, d_err);
         GT_CUDA(cudaGetLastError());
         GT_CUDA(cudaDeviceSynchronize());
         GT_CHECK(read_errors(d_err) == 0, "contention: fetched values out of range or duplicated (target PE %d)", target);
@@ -358,8 +359,9 @@ int main(void)
     /* 3. compare_swap spin lock around a non-atomic counter */
     int *lock = (int *)shmem_calloc(2, sizeof(int));
     GT_CHECK(lock, "shmem_calloc failed");
-    const int iters = 20;
-    lock_kernel<<<132, 32>>>(lock, lock + 1, iters, 0, d_err);
+    /* a lock handed between time-sliced PEs waits for a context switch: few sections in quick mode */
+    const int iters = quick ? 2 : 20;
+    lock_kernel<<<ctas, 32>>>(lock, lock + 1, iters, 0, d_err);
     GT_CUDA(cudaGetLastError());
     GT_CUDA(cudaDeviceSynchronize());
     GT_CHECK(read_errors(d_err) == 0, "spin lock: lock not held at release, or a lock wait passed 60 s");
@@ -367,7 +369,7 @@ int main(void)
     if (me == 0) {
         int h[2];
         GT_CUDA(cudaMemcpy(h, lock, sizeof(h), cudaMemcpyDeviceToHost));
-        GT_CHECK(h[1] == 132 * iters * n && h[0] == 0, "spin lock: counter %d (expected %d), lock %d", h[1], 132 * iters * n, h[0]);
+        GT_CHECK(h[1] == ctas * iters * n && h[0] == 0, "spin lock: counter %d (expected %d), lock %d", h[1], ctas * iters * n, h[0]);
         printf("ok compare_swap spin lock: %d critical sections from %d PEs, no lost update\n", h[1], n);
     }
     shmem_barrier_all();

@@ -40,16 +40,18 @@ int main(void)
     const int me = shmem_my_pe(), npes = shmem_n_pes();
     int *words = (int *)shmem_calloc(npes, sizeof(int)), *errors, h = 0, r = 1;
     cudaStream_t s;
+    /* quick mode: 50 device rounds per scope and 20 on-stream rounds instead of 500 and 200 */
+    const int rounds = gt_quick() ? 50 : 500, stream_rounds = gt_quick() ? 20 : 200;
     GT_CUDA(cudaMalloc((void **)&errors, sizeof(int)));
     GT_CUDA(cudaMemset(errors, 0, sizeof(int)));
     GT_CUDA(cudaStreamCreate(&s));
-    for (int scope = 0; scope < 3; scope++, r += 500) {
-        rounds_kernel<<<1, 128>>>(words, r, 500, scope, errors);
+    for (int scope = 0; scope < 3; scope++, r += rounds) {
+        rounds_kernel<<<1, 128>>>(words, r, rounds, scope, errors);
         GT_CUDA(cudaGetLastError());
         GT_CUDA(cudaDeviceSynchronize());
     }
     /* Stream-ordered: write, barrier, check, barrier, all enqueued without host waits. */
-    for (int i = 0; i < 200; i++, r++) {
+    for (int i = 0; i < stream_rounds; i++, r++) {
         write_kernel<<<1, 1, 0, s>>>(words, r);
         shmemx_barrier_all_on_stream(s);
         check_kernel<<<1, 1024, 0, s>>>(words, r, errors);

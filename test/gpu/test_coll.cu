@@ -14,6 +14,9 @@
 static int me, npes;
 static cudaStream_t s1, s2;
 static int failures;
+/* GSHMEM_TEST_QUICK: fewer rounds and calls, smaller large cases; each protocol (LL, LL128,
+ * DIRECT, push) is still reached */
+static int quick;
 
 #define EXPECT(cond, ...)                                                                          \
     do {                                                                                           \
@@ -289,7 +292,7 @@ static __global__ void set_kernel(int *p, size_t n, int v)
  * must be exact. */
 static void back_to_back(const team_info &t, size_t n, cudaStream_t st)
 {
-    const int tn = (int)t.pes.size(), calls = 1000;
+    const int tn = (int)t.pes.size(), calls = quick ? 50 : 1000;
     int *src = (int *)shmem_malloc(n * sizeof(int)), *dest = (int *)shmem_malloc(n * sizeof(int));
     long long *acc;
     GT_CUDA(cudaMalloc((void **)&acc, n * sizeof(long long)));
@@ -341,6 +344,7 @@ int main(int argc, char **argv)
     shmem_init();
     me = shmem_my_pe();
     npes = shmem_n_pes();
+    quick = gt_quick();
     const char *only = argc > 1 ? argv[1] : NULL; /* one reduction, e.g. "int_sum", for debugging */
     GT_CUDA(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
     GT_CUDA(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
@@ -392,7 +396,7 @@ int main(int argc, char **argv)
                 GT_CUDA(cudaMemset(word, 0, sizeof(int)));
                 GT_CUDA(cudaDeviceSynchronize());
                 shmem_barrier_all();
-                barrier_rounds_kernel<<<1, 128>>>(SHMEM_TEAM_WORLD, word, 300, scope, use_sync, errors);
+                barrier_rounds_kernel<<<1, 128>>>(SHMEM_TEAM_WORLD, word, quick ? 30 : 300, scope, use_sync, errors);
                 GT_CUDA(cudaGetLastError());
                 GT_CUDA(cudaDeviceSynchronize());
             }
@@ -405,16 +409,16 @@ int main(int argc, char **argv)
 
     /* every reduction, every team, odd and larger counts */
     for (const team_info &t : teams) {
-        all_reductions(t, 1, only);
+        if (!quick) all_reductions(t, 1, only);
         all_reductions(t, 37, only);
     }
     /* the 2d teams differ between PEs but have the same shapes where it matters: run both */
     all_reductions(xt, 5, only);
     all_reductions(yt, 5, only);
     all_reductions(world, 20011, only); /* several LL chunks and slices; DIRECT with unaligned tails */
-    /* large: 64 MiB float sum, and a medium double max */
-    check_reduce<GSHMEMI_OP_SUM, float>(world, "float_sum 64 MiB", shmemx_float_sum_reduce_on_stream, shmem_float_sum_reduce,
-                                        (64u << 20) / 4, 0);
+    /* large: 64 MiB float sum (16 MiB, still a two-shot push, in quick mode), and a medium double max */
+    check_reduce<GSHMEMI_OP_SUM, float>(world, quick ? "float_sum 16 MiB" : "float_sum 64 MiB", shmemx_float_sum_reduce_on_stream,
+                                        shmem_float_sum_reduce, ((quick ? 16u : 64u) << 20) / 4, 0);
     check_reduce<GSHMEMI_OP_MAX, double>(world, "double_max 1 MiB", shmemx_double_max_reduce_on_stream, shmem_double_max_reduce,
                                          (1u << 20) / 8, 0);
     check_reduce<GSHMEMI_OP_SUM, float>(world, "float_sum reducescatter 4 MiB", shmemx_float_sum_reducescatter_on_stream,
@@ -425,12 +429,14 @@ int main(int argc, char **argv)
     for (const team_info &t : teams) {
         for (int kind = 0; kind < 5; kind++)
             for (size_t es : {1, 4, 8})
-                for (size_t c : counts) check_move(t, kind, c, es, (int)(c & 1));
+                for (size_t c : counts)
+                    if (!quick || c != 1) check_move(t, kind, c, es, (int)(c & 1));
     }
     for (team_info *t : {&xt, &yt})
         for (int kind = 0; kind < 5; kind++) check_move(*t, kind, 333, 4, 1);
-    for (int kind = 0; kind < 4; kind++) check_move(world, kind, (16u << 20) / 8, 8, 1); /* 16 MiB blocks */
-    check_move(world, 1, (64u << 20) / 4 / npes, 4, 1);                               /* 64 MiB fcollect */
+    /* 16 MiB blocks and a 64 MiB fcollect; 2 MiB and 4 MiB in quick mode, still pushed (GSHMEM_COLL_PUSH_MIN 1M) */
+    for (int kind = 0; kind < 4; kind++) check_move(world, kind, ((quick ? 2u : 16u) << 20) / 8, 8, 1);
+    check_move(world, 1, ((quick ? 4u : 64u) << 20) / 4 / npes, 4, 1);
 
     /* device forms: thread, warp, block; grid with a cooperative launch */
     {
@@ -462,7 +468,7 @@ int main(int argc, char **argv)
         shmem_free(src);
         shmem_free(dest);
 
-        const size_t gn = (32u << 20) / 4;
+        const size_t gn = ((quick ? 1u : 32u) << 20) / 4;
         float *gsrc = (float *)shmem_malloc(gn * 4), *gdest = (float *)shmem_malloc(gn * 4);
         fill_kernel<float><<<264, 256>>>(gsrc, gn, me, GSHMEMI_OP_SUM);
         GT_CUDA(cudaDeviceSynchronize());
@@ -494,7 +500,7 @@ int main(int argc, char **argv)
             for (int m = 1; m < npes; m++) want += value_of<float>(m, i, GSHMEMI_OP_SUM);
             bad += hg[i] != want;
         }
-        EXPECT(bad == 0, "grid float_sum_reduce of 32 MiB: %zu wrong", bad);
+        EXPECT(bad == 0, "grid float_sum_reduce of %zu floats: %zu wrong", gn, bad);
         GT_CUDA(cudaMemcpy(&h, rc, sizeof(int), cudaMemcpyDeviceToHost));
         EXPECT(h == 0, "grid reduce returned an error");
         shmem_barrier_all();
@@ -503,7 +509,7 @@ int main(int argc, char **argv)
         GT_CUDA(cudaFree(rc));
     }
 
-    /* 1000 back-to-back calls, small (LL) and medium (DIRECT unless forced) */
+    /* 1000 (quick: 50) back-to-back calls, small (LL) and medium (DIRECT unless forced) */
     back_to_back(world, 3, s1);
     back_to_back(world, 100000, s1);
 

@@ -1,19 +1,61 @@
 /* Heap growth past the first chunk while a kernel keeps using the heap; exhaustion, bad frees and
  * reuse afterwards. */
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "gpu_test.cuh"
 
-/* Writes round numbers 1..rounds into word `me` of every PE's array, pausing between rounds so the
- * kernel is still running while the host grows the heap. */
-static __global__ void keep_busy(long *words, int rounds)
+/* Host <-> keep_busy, in mapped host memory: the host stops the kernel once the heap has grown,
+ * so the kernel is running during the growth however slow the GPU is (a compute-sanitizer run
+ * is 10-100x slower). */
+typedef struct {
+    volatile int stop;               /* host -> kernel */
+    volatile int timed_out;          /* kernel -> host: no stop within the limit */
+    volatile long long progress;     /* kernel -> host: the last round written */
+} busy_ctl_t;
+
+static __device__ uint64_t gt_now(void)
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* Writes round numbers 1, 2, ... into word `me` of every PE's array until the host says stop
+ * (or limit_ns passes: reported, never a hang). */
+static __global__ void keep_busy(long *words, busy_ctl_t *ctl, uint64_t limit_ns)
 {
     const int me = shmem_my_pe(), n = shmem_n_pes();
-    for (int r = 1; r <= rounds; r++) {
+    const uint64_t t0 = gt_now();
+    long r = 0;
+    while (!ctl->stop) {
+        r++;
         for (int t = 0; t < n; t++) shmem_long_p(words + me, r, t);
+        shmem_quiet();
+        ctl->progress = r;
+        __threadfence_system();
+        if (gt_now() - t0 > limit_ns) {
+            ctl->timed_out = 1;
+            break;
+        }
         __nanosleep(100000);
     }
-    shmem_quiet();
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Waits (at most limit_s) until keep_busy has written a round after `after`. */
+static int wait_progress(const busy_ctl_t *ctl, long long after, double limit_s)
+{
+    const double deadline = now_s() + limit_s;
+    while (ctl->progress <= after && !ctl->timed_out && now_s() < deadline) usleep(100);
+    return ctl->progress > after;
 }
 
 static __global__ void put_all(unsigned char *dst, const unsigned char *src, size_t n, size_t slot)
@@ -26,10 +68,14 @@ int main(void)
     gt_skip_without_gpu();
     shmem_init();
     const int me = shmem_my_pe(), npes = shmem_n_pes();
-    const int rounds = 3000; /* ~0.3 s */
+    const double limit_s = 300; /* for each wait on keep_busy; gshmemrun --timeout bounds the whole */
     cudaStream_t busy;
-    long *words = (long *)shmem_calloc(npes, sizeof(long));
-    GT_CHECK(words != NULL, "shmem_calloc");
+    busy_ctl_t *ctl, *d_ctl;
+    long *words = (long *)shmem_calloc(npes, sizeof(long)), *last = (long *)shmem_calloc(npes, sizeof(long));
+    GT_CHECK(words != NULL && last != NULL, "shmem_calloc");
+    GT_CUDA(cudaHostAlloc((void **)&ctl, sizeof(*ctl), cudaHostAllocMapped));
+    GT_CUDA(cudaHostGetDevicePointer((void **)&d_ctl, ctl, 0));
+    memset((void *)ctl, 0, sizeof(*ctl));
     {
         int level = -1, on_stack = 0;
         shmem_query_thread(&level);
@@ -42,16 +88,35 @@ int main(void)
     }
     GT_CUDA(cudaStreamCreateWithFlags(&busy, cudaStreamNonBlocking));
     shmem_barrier_all();
-    keep_busy<<<1, 1, 0, busy>>>(words, rounds);
+    keep_busy<<<1, 1, 0, busy>>>(words, d_ctl, (uint64_t)(limit_s * 1e9));
     GT_CUDA(cudaGetLastError());
+    GT_CHECK(wait_progress(ctl, 0, limit_s), "keep_busy wrote no round within %.0f s", limit_s);
 
-    /* Grows the heap several times while keep_busy runs (GSHMEM_HEAP_GROWTH is 32 MiB by default). */
-    const size_t big = 200u << 20, slot = big / npes / 16 * 16;
+    /* Grows the heap several times while keep_busy runs (GSHMEM_HEAP_GROWTH is 32 MiB by default);
+     * 2 x 64 MiB in quick mode, still a growth for each. */
+    const size_t big = (gt_quick() ? 64u : 200u) << 20, slot = big / npes / 16 * 16;
     unsigned char *a = (unsigned char *)shmem_malloc(big);
     unsigned char *b = (unsigned char *)shmem_malloc(big);
     GT_CHECK(a && b, "shmem_malloc(%zu) during a running kernel", big);
     GT_CHECK(b >= a + big || a >= b + big, "allocations overlap");
-    GT_CHECK(cudaStreamQuery(busy) == cudaErrorNotReady, "keep_busy finished before the heap grew; the test proves nothing");
+    /* keep_busy runs until told to stop: it must still be running and write into the heap after the growth */
+    {
+        const long long grown_at = ctl->progress;
+        GT_CHECK(wait_progress(ctl, grown_at, limit_s), "keep_busy wrote no round within %.0f s after the heap grew (timed out: %d)",
+                 limit_s, ctl->timed_out);
+        GT_CHECK(!ctl->timed_out, "keep_busy stopped by its own time limit");
+        ctl->stop = 1;
+        GT_CUDA(cudaStreamSynchronize(busy));
+        GT_CHECK(!ctl->timed_out, "keep_busy stopped by its own time limit, not by the host");
+        /* every PE learns every PE's last round */
+        for (int t = 0; t < npes; t++) shmem_long_p(last + me, ctl->progress, t);
+        shmem_barrier_all();
+        long h[1024], hl[1024];
+        GT_CUDA(cudaMemcpy(h, words, npes * sizeof(long), cudaMemcpyDeviceToHost));
+        GT_CUDA(cudaMemcpy(hl, last, npes * sizeof(long), cudaMemcpyDeviceToHost));
+        for (int s = 0; s < npes; s++)
+            GT_CHECK(hl[s] >= 2 && h[s] == hl[s], "word of PE %d is %ld, expected its last round %ld (at least 2)", s, h[s], hl[s]);
+    }
 
     unsigned char *src;
     GT_CUDA(cudaMalloc((void **)&src, slot));
@@ -72,13 +137,6 @@ int main(void)
             GT_CHECK(bad == 0, "new heap region %d: %llu wrong bytes from PE %d (first %llu)", k, bad, s, first);
         }
     }
-    GT_CUDA(cudaStreamSynchronize(busy));
-    shmem_barrier_all();
-    {
-        long h[1024];
-        GT_CUDA(cudaMemcpy(h, words, npes * sizeof(long), cudaMemcpyDeviceToHost));
-        for (int s = 0; s < npes; s++) GT_CHECK(h[s] == rounds, "word of PE %d is %ld, expected %d", s, h[s], rounds);
-    }
 
     /* Exhaustion: a clear NULL, and the heap keeps working. */
     void *huge = shmem_malloc((size_t)1 << 44);
@@ -97,8 +155,11 @@ int main(void)
     shmem_free(c);
     shmem_free(b);
     shmem_free(al);
+    shmem_free(last);
     shmem_free(words);
     cudaFree(src);
+    cudaFreeHost(ctl);
+    cudaStreamDestroy(busy);
     if (me == 0) printf("test_heap: growth under a running kernel, exhaustion and bad frees passed on %d PEs\n", npes);
     shmem_finalize();
     return 0;
