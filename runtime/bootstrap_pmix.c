@@ -32,16 +32,22 @@ int gshmemi_bootstrap_pmix_init(double timeout_s, gshmemi_bootstrap_t **out)
 
 #else
 
+#include <errno.h>
 #include <limits.h>
 #include <pmix.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 typedef struct {
     pmix_proc_t me;
     pmix_proc_t all; /* our namespace, wildcard rank: fences over the whole job */
     int timeout;     /* PMIX_TIMEOUT is whole seconds */
     uint64_t seq;
+    int rank, nranks;
     int failed;      /* status of an earlier failure: fences would no longer pair up */
 } pmix_state_t;
 
@@ -68,6 +74,145 @@ static void info_timeout(pmix_info_t *info, const pmix_state_t *st)
     PMIX_INFO_LOAD(info, PMIX_TIMEOUT, &st->timeout, PMIX_INT);
 }
 
+/* ---- which ranks are gone ----
+ * After a failed fence or get, the launcher's proc table (PMIX_QUERY_PROC_TABLE) tells each rank's
+ * pid, host and state. A rank is named gone when the launcher says it terminated or failed, or,
+ * on this host, when its pid no longer runs (Open MPI 4's server may leave the state at "connected").
+ * The query is bounded: a launcher that does not answer in time leaves the ranks unnamed. */
+
+#define DEAD_QUERY_MAX_S 5
+
+typedef struct {
+    atomic_int phase; /* 0: waiting; 1: answered; 2: the asker gave up (the callback frees) */
+    pmix_query_t query; /* PMIx reads it until the callback: kept here, not on the stack */
+    char *keys[2];
+    pmix_status_t status;
+    int nranks, n_known;
+    struct dead_rank { int known, dead; pid_t pid; pmix_proc_state_t state; char host[64]; } *ranks;
+} dead_query_t;
+
+static void dead_query_free(dead_query_t *q)
+{
+    if (q->query.qualifiers) PMIX_INFO_FREE(q->query.qualifiers, q->query.nqual);
+    free(q->ranks);
+    free(q);
+}
+
+static int proc_gone(const char *host, pid_t pid)
+{
+    char me[64] = "", path[64], buf[256];
+    FILE *f;
+    int gone = 0;
+
+    if (pid <= 0 || gethostname(me, sizeof(me) - 1) != 0 || strcmp(me, host) != 0) return 0;
+    if (kill(pid, 0) == 0 || errno == EPERM) {
+        /* a zombie its launcher has not reaped yet is dead too */
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        f = fopen(path, "r");
+        if (f) {
+            const char *p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+            gone = p && (p[2] == 'Z' || p[2] == 'X');
+            fclose(f);
+        }
+        return gone;
+    }
+    return errno == ESRCH;
+}
+
+static void note_proc(dead_query_t *q, const pmix_proc_info_t *pi)
+{
+    struct dead_rank *r;
+
+    if (pi->proc.rank >= (pmix_rank_t)q->nranks) return;
+    r = &q->ranks[pi->proc.rank];
+    r->known = 1;
+    r->pid = pi->pid;
+    r->state = pi->state;
+    snprintf(r->host, sizeof(r->host), "%s", pi->hostname ? pi->hostname : "?");
+    r->dead = pi->state == PMIX_PROC_STATE_TERMINATED || pi->state >= PMIX_PROC_STATE_ERROR || proc_gone(r->host, r->pid);
+    q->n_known++;
+}
+
+/* The table comes as an array of pmix_proc_info_t, or (Open MPI 4) of infos each holding one. */
+static void dead_query_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata, pmix_release_cbfunc_t release_fn,
+                          void *release_cbdata)
+{
+    dead_query_t *q = cbdata;
+
+    q->status = status;
+    for (size_t i = 0; status == PMIX_SUCCESS && i < ninfo; i++) {
+        pmix_data_array_t *da = info[i].value.data.darray;
+        if (strcmp(info[i].key, PMIX_QUERY_PROC_TABLE) != 0 || info[i].value.type != PMIX_DATA_ARRAY || !da) continue;
+        for (size_t j = 0; j < da->size; j++) {
+            if (da->type == PMIX_PROC_INFO) {
+                note_proc(q, &((pmix_proc_info_t *)da->array)[j]);
+            } else if (da->type == PMIX_INFO) {
+                const pmix_info_t *e = &((pmix_info_t *)da->array)[j];
+                if (e->value.type == PMIX_PROC_INFO && e->value.data.pinfo) note_proc(q, e->value.data.pinfo);
+            }
+        }
+    }
+    if (release_fn) release_fn(release_cbdata);
+    if (atomic_exchange(&q->phase, 1) == 2) dead_query_free(q);
+}
+
+/* Writes to out what the launcher knows of the ranks other than this one: "; gone: rank 1 (pid 42
+ * on h, PROC ABORTED BY SIGNAL)", or that every rank still runs, or why nothing can be said. */
+static void describe_dead(pmix_state_t *st, char *out, size_t n)
+{
+    dead_query_t *q = calloc(1, sizeof(*q));
+    pmix_status_t rc;
+    struct timespec start, now, tick = {0, 1000000};
+    size_t used = 0;
+    int dead = 0, limit = st->timeout < DEAD_QUERY_MAX_S ? st->timeout : DEAD_QUERY_MAX_S;
+
+    out[0] = '\0';
+    if (!q || !(q->ranks = calloc((size_t)st->nranks, sizeof(*q->ranks)))) {
+        free(q);
+        return;
+    }
+    q->nranks = st->nranks;
+    PMIX_QUERY_CONSTRUCT(&q->query);
+    q->keys[0] = PMIX_QUERY_PROC_TABLE;
+    q->query.keys = q->keys;
+    PMIX_QUERY_QUALIFIERS_CREATE(&q->query, 1);
+    if (!q->query.qualifiers) {
+        dead_query_free(q);
+        return;
+    }
+    PMIX_INFO_LOAD(&q->query.qualifiers[0], PMIX_NSPACE, st->me.nspace, PMIX_STRING);
+    rc = PMIx_Query_info_nb(&q->query, 1, dead_query_cb, q);
+    if (rc != PMIX_SUCCESS) {
+        snprintf(out, n, "; which rank failed is unknown (PMIx_Query_info(PMIX_QUERY_PROC_TABLE): %s)", PMIx_Error_string(rc));
+        dead_query_free(q);
+        return;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do {
+        if (atomic_load(&q->phase) == 1) break;
+        nanosleep(&tick, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (now.tv_sec - start.tv_sec < limit);
+    if (atomic_exchange(&q->phase, 2) != 1) { /* the callback frees q when it comes */
+        snprintf(out, n, "; which rank failed is unknown (the launcher did not answer a proc table query within %d s)", limit);
+        return;
+    }
+    if (q->status != PMIX_SUCCESS || q->n_known == 0) {
+        snprintf(out, n, "; which rank failed is unknown (PMIx proc table query: %s)",
+                 q->status != PMIX_SUCCESS ? PMIx_Error_string(q->status) : "no ranks in the answer");
+        dead_query_free(q);
+        return;
+    }
+    for (int r = 0; r < q->nranks && used < n; r++) {
+        if (r == st->rank || !q->ranks[r].dead) continue;
+        used += (size_t)snprintf(out + used, n - used, "%s rank %d (pid %d on %s, %s)", dead++ ? "," : "; gone:", r, (int)q->ranks[r].pid,
+                                 q->ranks[r].host, q->ranks[r].state >= PMIX_PROC_STATE_ERROR || q->ranks[r].state == PMIX_PROC_STATE_TERMINATED
+                                     ? PMIx_Proc_state_string(q->ranks[r].state) : "no longer running");
+    }
+    if (!dead) snprintf(out, n, "; every rank still runs (PMIx proc table): one of them is late or stuck before this operation");
+    dead_query_free(q);
+}
+
 static int fence(pmix_state_t *st, int collect, const char *what)
 {
     pmix_info_t info[2];
@@ -84,8 +229,11 @@ static int fence(pmix_state_t *st, int collect, const char *what)
     rc = PMIx_Fence(&st->all, 1, info, n);
     for (size_t i = 0; i < n; i++) PMIX_INFO_DESTRUCT(&info[i]);
     if (rc != PMIX_SUCCESS) {
-        GSHMEMI_ERROR("bootstrap", "%s #%llu: PMIx_Fence failed: %s (%d)%s", what, (unsigned long long)st->seq, PMIx_Error_string(rc),
-                      (int)rc, rc == PMIX_ERR_TIMEOUT ? "; some rank did not reach it in time (GSHMEM_BOOTSTRAP_TIMEOUT bounds this wait)" : "");
+        char dead[512];
+        describe_dead(st, dead, sizeof(dead));
+        GSHMEMI_ERROR("bootstrap", "rank %d: %s #%llu: PMIx_Fence failed: %s (%d)%s%s", st->rank, what, (unsigned long long)st->seq,
+                      PMIx_Error_string(rc), (int)rc,
+                      rc == PMIX_ERR_TIMEOUT ? "; some rank did not reach it in time (GSHMEM_BOOTSTRAP_TIMEOUT bounds this wait)" : "", dead);
         return pmix_status(rc);
     }
     return GSHMEMI_OK;
@@ -110,7 +258,7 @@ static int put(const char *key, const void *buf, size_t len)
     return GSHMEMI_OK;
 }
 
-static int get(pmix_state_t *st, int rank, const char *key, void *buf, size_t len)
+static int get(pmix_state_t *st, const char *what, int rank, const char *key, void *buf, size_t len)
 {
     pmix_proc_t proc;
     pmix_info_t info;
@@ -123,8 +271,11 @@ static int get(pmix_state_t *st, int rank, const char *key, void *buf, size_t le
     rc = PMIx_Get(&proc, key, &info, 1, &val);
     PMIX_INFO_DESTRUCT(&info);
     if (rc != PMIX_SUCCESS) {
-        GSHMEMI_ERROR("bootstrap", "PMIx_Get(rank %d, \"%s\") failed: %s (%d)%s", rank, key, PMIx_Error_string(rc), (int)rc,
-                      rc == PMIX_ERR_TIMEOUT ? "; GSHMEM_BOOTSTRAP_TIMEOUT bounds this wait" : "");
+        char dead[512];
+        describe_dead(st, dead, sizeof(dead));
+        GSHMEMI_ERROR("bootstrap", "rank %d: %s #%llu: PMIx_Get(rank %d, \"%s\") failed: %s (%d)%s%s", st->rank, what,
+                      (unsigned long long)st->seq, rank, key, PMIx_Error_string(rc), (int)rc,
+                      rc == PMIX_ERR_TIMEOUT ? "; GSHMEM_BOOTSTRAP_TIMEOUT bounds this wait" : "", dead);
         return pmix_status(rc);
     }
     if (!val || val->type != PMIX_BYTE_OBJECT || val->data.bo.size != len) {
@@ -156,7 +307,7 @@ static int allgather_impl(gshmemi_bootstrap_t *bs, void *buf, size_t len)
     GSHMEMI_PMIXCHECK(PMIx_Commit());
     GSHMEMI_CHECK(fence(st, 1, "allgather"));
     for (int r = 0; r < bs->nranks; r++)
-        if (r != bs->rank) GSHMEMI_CHECK(get(st, r, key, (char *)buf + (size_t)r * len, len));
+        if (r != bs->rank) GSHMEMI_CHECK(get(st, "allgather", r, key, (char *)buf + (size_t)r * len, len));
     return GSHMEMI_OK;
 }
 
@@ -178,7 +329,7 @@ static int alltoall_impl(gshmemi_bootstrap_t *bs, const void *sendbuf, void *rec
     memmove((char *)recvbuf + (size_t)bs->rank * len, (const char *)sendbuf + (size_t)bs->rank * len, len);
     make_key(key, sizeof(key), st->seq, bs->rank);
     for (int i = 0; i < bs->nranks; i++)
-        if (i != bs->rank) GSHMEMI_CHECK(get(st, i, key, (char *)recvbuf + (size_t)i * len, len));
+        if (i != bs->rank) GSHMEMI_CHECK(get(st, "alltoall", i, key, (char *)recvbuf + (size_t)i * len, len));
     return GSHMEMI_OK;
 }
 
@@ -198,7 +349,7 @@ static int bcast_impl(gshmemi_bootstrap_t *bs, void *buf, size_t len, int root)
         GSHMEMI_PMIXCHECK(PMIx_Commit());
     }
     GSHMEMI_CHECK(fence(st, 1, "bcast"));
-    if (bs->rank != root) GSHMEMI_CHECK(get(st, root, key, buf, len));
+    if (bs->rank != root) GSHMEMI_CHECK(get(st, "bcast", root, key, buf, len));
     return GSHMEMI_OK;
 }
 
@@ -322,8 +473,8 @@ int gshmemi_bootstrap_pmix_init(double timeout_s, gshmemi_bootstrap_t **out)
         free(st);
         return rc;
     }
-    bs->rank = (int)st->me.rank;
-    bs->nranks = size;
+    bs->rank = st->rank = (int)st->me.rank;
+    bs->nranks = st->nranks = size;
     bs->impl = st;
     bs->allgather = pmix_allgather;
     bs->alltoall = pmix_alltoall;
