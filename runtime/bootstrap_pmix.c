@@ -157,8 +157,9 @@ static void dead_query_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo,
 }
 
 /* Writes to out what the launcher knows of the ranks other than this one: "; gone: rank 1 (pid 42
- * on h, PROC ABORTED BY SIGNAL)", or that every rank still runs, or why nothing can be said. */
-static void describe_dead(pmix_state_t *st, char *out, size_t n)
+ * on h, PROC ABORTED BY SIGNAL)", or that every rank still runs, or why nothing can be said.
+ * Returns the number of ranks named gone, or -1 when the launcher told nothing. */
+static int query_dead(pmix_state_t *st, char *out, size_t n)
 {
     dead_query_t *q = calloc(1, sizeof(*q));
     pmix_status_t rc;
@@ -169,7 +170,7 @@ static void describe_dead(pmix_state_t *st, char *out, size_t n)
     out[0] = '\0';
     if (!q || !(q->ranks = calloc((size_t)st->nranks, sizeof(*q->ranks)))) {
         free(q);
-        return;
+        return -1;
     }
     q->nranks = st->nranks;
     PMIX_QUERY_CONSTRUCT(&q->query);
@@ -178,14 +179,14 @@ static void describe_dead(pmix_state_t *st, char *out, size_t n)
     PMIX_QUERY_QUALIFIERS_CREATE(&q->query, 1);
     if (!q->query.qualifiers) {
         dead_query_free(q);
-        return;
+        return -1;
     }
     PMIX_INFO_LOAD(&q->query.qualifiers[0], PMIX_NSPACE, st->me.nspace, PMIX_STRING);
     rc = PMIx_Query_info_nb(&q->query, 1, dead_query_cb, q);
     if (rc != PMIX_SUCCESS) {
         snprintf(out, n, "; which rank failed is unknown (PMIx_Query_info(PMIX_QUERY_PROC_TABLE): %s)", PMIx_Error_string(rc));
         dead_query_free(q);
-        return;
+        return -1;
     }
     clock_gettime(CLOCK_MONOTONIC, &start);
     do {
@@ -195,13 +196,13 @@ static void describe_dead(pmix_state_t *st, char *out, size_t n)
     } while (now.tv_sec - start.tv_sec < limit);
     if (atomic_exchange(&q->phase, 2) != 1) { /* the callback frees q when it comes */
         snprintf(out, n, "; which rank failed is unknown (the launcher did not answer a proc table query within %d s)", limit);
-        return;
+        return -1;
     }
     if (q->status != PMIX_SUCCESS || q->n_known == 0) {
         snprintf(out, n, "; which rank failed is unknown (PMIx proc table query: %s)",
                  q->status != PMIX_SUCCESS ? PMIx_Error_string(q->status) : "no ranks in the answer");
         dead_query_free(q);
-        return;
+        return -1;
     }
     for (int r = 0; r < q->nranks && used < n; r++) {
         if (r == st->rank || !q->ranks[r].dead) continue;
@@ -211,6 +212,16 @@ static void describe_dead(pmix_state_t *st, char *out, size_t n)
     }
     if (!dead) snprintf(out, n, "; every rank still runs (PMIx proc table): one of them is late or stuck before this operation");
     dead_query_free(q);
+    return dead;
+}
+
+/* A fence can fail the moment a rank's connection drops, before its process has finished exiting
+ * and before the launcher marks it: ask again for up to a second before saying every rank runs. */
+static void describe_dead(pmix_state_t *st, char *out, size_t n)
+{
+    struct timespec pause = {0, 100000000};
+
+    for (int i = 0; i < 10 && query_dead(st, out, n) == 0; i++) nanosleep(&pause, NULL);
 }
 
 static int fence(pmix_state_t *st, int collect, const char *what)
