@@ -35,6 +35,7 @@ int gshmemi_bootstrap_pmix_init(double timeout_s, gshmemi_bootstrap_t **out)
 #include <errno.h>
 #include <limits.h>
 #include <pmix.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -224,21 +225,122 @@ static void describe_dead(pmix_state_t *st, char *out, size_t n)
     for (int i = 0; i < 10 && query_dead(st, out, n) == 0; i++) nanosleep(&pause, NULL);
 }
 
+/* ---- bounded calls ----
+ * PMIX_TIMEOUT is a request to the server, and not every server keeps it: Open MPI 4.1.6's, with
+ * recovery on, never answers a PMIx_Get of a key a dead rank did not put. Fences and gets go
+ * through the non-blocking calls, and this side stops waiting one second after the timeout. What
+ * PMIx reads until the callback (procs, infos, key) lives in the call's record; a record given up
+ * on is freed by its callback, if that ever comes. */
+
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int phase; /* 0: waiting; 1: answered; 2: given up (the callback frees) */
+    pmix_status_t status;
+    pmix_proc_t proc;
+    pmix_info_t info[2];
+    size_t ninfo;
+    char key[PMIX_MAX_KEYLEN + 1];
+    char *bytes; /* a get's value, copied in the callback */
+    size_t len;
+    int type; /* a get's value type */
+} pmix_call_t;
+
+static pmix_call_t *call_new(pmix_state_t *st)
+{
+    pmix_call_t *c = calloc(1, sizeof(*c));
+    pthread_condattr_t attr;
+
+    if (!c) return NULL;
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->cond, &attr);
+    pthread_condattr_destroy(&attr);
+    c->type = -1;
+    info_timeout(&c->info[0], st);
+    c->ninfo = 1;
+    return c;
+}
+
+static void call_free(pmix_call_t *c)
+{
+    for (size_t i = 0; i < c->ninfo; i++) PMIX_INFO_DESTRUCT(&c->info[i]);
+    pthread_cond_destroy(&c->cond);
+    pthread_mutex_destroy(&c->lock);
+    free(c->bytes);
+    free(c);
+}
+
+/* The callbacks' last step (PMIx's progress thread). */
+static void call_answered(pmix_call_t *c, pmix_status_t status)
+{
+    pthread_mutex_lock(&c->lock);
+    c->status = status;
+    if (c->phase == 2) {
+        pthread_mutex_unlock(&c->lock);
+        call_free(c);
+        return;
+    }
+    c->phase = 1;
+    pthread_cond_signal(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void fence_cb(pmix_status_t status, void *cbdata) { call_answered(cbdata, status); }
+
+static void get_cb(pmix_status_t status, pmix_value_t *kv, void *cbdata)
+{
+    pmix_call_t *c = cbdata;
+
+    if (status == PMIX_SUCCESS && kv) {
+        c->type = kv->type;
+        if (kv->type == PMIX_BYTE_OBJECT) {
+            c->len = kv->data.bo.size;
+            c->bytes = malloc(c->len ? c->len : 1);
+            if (!c->bytes) status = PMIX_ERR_NOMEM;
+            else if (c->len) memcpy(c->bytes, kv->data.bo.bytes, c->len);
+        }
+    }
+    call_answered(c, status);
+}
+
+/* Waits for the callback; returns its status, or PMIX_ERR_TIMEOUT (c then belongs to the callback,
+ * and *gave_up says so). */
+static pmix_status_t call_wait(pmix_state_t *st, pmix_call_t *c, int *gave_up)
+{
+    struct timespec deadline;
+    pmix_status_t status;
+
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += st->timeout >= INT_MAX - 1 ? INT_MAX / 2 : st->timeout + 1;
+    pthread_mutex_lock(&c->lock);
+    while (c->phase == 0)
+        if (pthread_cond_timedwait(&c->cond, &c->lock, &deadline) == ETIMEDOUT) break;
+    *gave_up = c->phase == 0;
+    if (*gave_up) c->phase = 2;
+    status = *gave_up ? PMIX_ERR_TIMEOUT : c->status;
+    pthread_mutex_unlock(&c->lock);
+    return status;
+}
+
 static int fence(pmix_state_t *st, int collect, const char *what)
 {
-    pmix_info_t info[2];
+    pmix_call_t *c = call_new(st);
     bool yes = true;
-    size_t n = 1;
+    int gave_up = 0;
     pmix_status_t rc;
 
-    info_timeout(&info[0], st);
+    if (!c) return GSHMEMI_ERR_NOMEM;
+    c->proc = st->all;
     if (collect) {
-        PMIX_INFO_CONSTRUCT(&info[1]);
-        PMIX_INFO_LOAD(&info[1], PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
-        n = 2;
+        PMIX_INFO_CONSTRUCT(&c->info[1]);
+        PMIX_INFO_LOAD(&c->info[1], PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+        c->ninfo = 2;
     }
-    rc = PMIx_Fence(&st->all, 1, info, n);
-    for (size_t i = 0; i < n; i++) PMIX_INFO_DESTRUCT(&info[i]);
+    rc = PMIx_Fence_nb(&c->proc, 1, c->info, c->ninfo, fence_cb, c);
+    if (rc == PMIX_SUCCESS) rc = call_wait(st, c, &gave_up);
+    if (!gave_up) call_free(c);
     if (rc != PMIX_SUCCESS) {
         char dead[512];
         describe_dead(st, dead, sizeof(dead));
@@ -271,32 +373,32 @@ static int put(const char *key, const void *buf, size_t len)
 
 static int get(pmix_state_t *st, const char *what, int rank, const char *key, void *buf, size_t len)
 {
-    pmix_proc_t proc;
-    pmix_info_t info;
-    pmix_value_t *val = NULL;
+    pmix_call_t *c = call_new(st);
     pmix_status_t rc;
-    int ret = GSHMEMI_OK;
+    int gave_up = 0, ret = GSHMEMI_OK;
 
-    PMIX_LOAD_PROCID(&proc, st->me.nspace, (pmix_rank_t)rank);
-    info_timeout(&info, st);
-    rc = PMIx_Get(&proc, key, &info, 1, &val);
-    PMIX_INFO_DESTRUCT(&info);
+    if (!c) return GSHMEMI_ERR_NOMEM;
+    PMIX_LOAD_PROCID(&c->proc, st->me.nspace, (pmix_rank_t)rank);
+    snprintf(c->key, sizeof(c->key), "%s", key);
+    rc = PMIx_Get_nb(&c->proc, c->key, c->info, c->ninfo, get_cb, c);
+    if (rc == PMIX_SUCCESS) rc = call_wait(st, c, &gave_up);
     if (rc != PMIX_SUCCESS) {
         char dead[512];
+        if (!gave_up) call_free(c);
         describe_dead(st, dead, sizeof(dead));
         GSHMEMI_ERROR("bootstrap", "rank %d: %s #%llu: PMIx_Get(rank %d, \"%s\") failed: %s (%d)%s%s", st->rank, what,
                       (unsigned long long)st->seq, rank, key, PMIx_Error_string(rc), (int)rc,
                       rc == PMIX_ERR_TIMEOUT ? "; GSHMEM_BOOTSTRAP_TIMEOUT bounds this wait" : "", dead);
         return pmix_status(rc);
     }
-    if (!val || val->type != PMIX_BYTE_OBJECT || val->data.bo.size != len) {
+    if (c->type != PMIX_BYTE_OBJECT || c->len != len) {
         GSHMEMI_ERROR("bootstrap", "PMIx_Get(rank %d, \"%s\"): expected %zu bytes, got %zu (type %d): the ranks passed different lengths",
-                      rank, key, len, val && val->type == PMIX_BYTE_OBJECT ? val->data.bo.size : 0, val ? (int)val->type : -1);
+                      rank, key, len, c->type == PMIX_BYTE_OBJECT ? c->len : 0, c->type);
         ret = GSHMEMI_ERR_INVALID;
     } else if (len) {
-        memcpy(buf, val->data.bo.bytes, len);
+        memcpy(buf, c->bytes, len);
     }
-    if (val) PMIX_VALUE_RELEASE(val);
+    call_free(c);
     return ret;
 }
 
