@@ -89,6 +89,9 @@ int main(void)
     printf("test_pmix_dead: rank %d: OK in %.2f s: %.*s\n", bs->rank, took, (int)strcspn(log, "\n"), log);
     /* stay until every survivor has asked the launcher, so none sees this rank gone */
     sleep(3);
+    /* finalize frees the bootstrap (LeakSanitizer); a server that still holds an unanswered call
+     * of the failed operation may keep it waiting, which the verdict above no longer depends on */
+    alarm(10);
     if (bs->finalize(bs) != GSHMEMI_OK) printf("test_pmix_dead: rank %d: PMIx_Finalize failed after the failure (allowed)\n", bs->rank);
     return 0;
 }
