@@ -1,4 +1,5 @@
 /* VA reservation, physical chunks and peer mappings of the symmetric heap. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,10 +44,8 @@ int gshmemi_heap_init(gshmemi_heap_t *heap, const gshmemi_heap_config_t *cfg)
     prop.location.id = (int)cfg->device;
     prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     GSHMEMI_CUCHECK(cuMemGetAllocationGranularity(&heap->granularity, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
-    if (cfg->heap_size == 0) {
-        GSHMEMI_ERROR("heap", "GSHMEM_SYMMETRIC_SIZE must be larger than 0");
-        return GSHMEMI_ERR_INVALID;
-    }
+    /* GSHMEM_SYMMETRIC_SIZE's limit in the env table (1 B..1 PiB): rounding up cannot overflow */
+    assert(cfg->heap_size > 0 && cfg->heap_size <= SIZE_MAX / 2);
     heap->region = round_up(cfg->heap_size, heap->granularity);
     heap->reserve_size = heap->region * (size_t)cfg->local_size;
     {

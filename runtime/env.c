@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,9 +63,6 @@ static int parse_int(const char *name, const char *text, gshmemi_env_int_t *out)
     return GSHMEMI_OK;
 }
 
-/* Every wait stays bounded, and the device wait's nanoseconds fit 64 bits: "inf" is refused. */
-#define GSHMEMI_ENV_SECONDS_MAX 1e9
-
 static int parse_seconds(const char *name, const char *text, gshmemi_env_seconds_t *out)
 {
     char *end;
@@ -73,9 +71,9 @@ static int parse_seconds(const char *name, const char *text, gshmemi_env_seconds
     errno = 0;
     v = strtod(text, &end);
     while (isspace((unsigned char)*end)) end++;
-    if (errno || end == text || *end != '\0' || !(v > 0 && v <= GSHMEMI_ENV_SECONDS_MAX)) {
-        GSHMEMI_ERROR("env", "GSHMEM_%s=\"%s\" is not a number of seconds above 0 and at most %g", name, text,
-                      GSHMEMI_ENV_SECONDS_MAX);
+    /* inf and nan are refused here; how many seconds a row takes is its limit's business */
+    if (errno || end == text || *end != '\0' || !isfinite(v)) {
+        GSHMEMI_ERROR("env", "GSHMEM_%s=\"%s\" is not a number of seconds", name, text);
         return GSHMEMI_ERR_INVALID;
     }
     *out = v;
@@ -124,24 +122,130 @@ static const int proto_values[] = {GSHMEMI_PROTO_AUTO, GSHMEMI_PROTO_LL, GSHMEMI
                                    GSHMEMI_PROTO_DIRECT};
 static int parse_proto(const char *name, const char *text, gshmemi_env_proto_t *out)
 {
-    int i, rc = parse_choice(name, text, proto_names, (int)(sizeof(proto_names) / sizeof(proto_names[0])), &i);
+    int i = 0, rc = parse_choice(name, text, proto_names, (int)(sizeof(proto_names) / sizeof(proto_names[0])), &i);
     if (rc == GSHMEMI_OK) *out = proto_values[i];
     return rc;
 }
 
+/* ---- limits (the LIMIT column) ---- */
+
+static int unset_or_positive(gshmemi_env_int_t v) { return v == -1 || v >= 1; }
+
+/* What a row's LIMIT becomes: a test of the local `value`, and a text into the local `rule`
+ * (the locals limit_kind and any_text, set from the row's TYPE, pick the wording). */
+#define LIMIT_OK_ANY 1
+#define LIMIT_OK_RANGE(lo, hi) ((double)value >= (double)(lo) && (double)value <= (double)(hi))
+#define LIMIT_OK_CHECK(fn, text) (fn(value) != 0)
+#define LIMIT_RULE_ANY snprintf(rule, sizeof(rule), "%s", any_text)
+#define LIMIT_RULE_RANGE(lo, hi) describe_range(rule, sizeof(rule), limit_kind, (double)(lo), (double)(hi))
+#define LIMIT_RULE_CHECK(fn, text) snprintf(rule, sizeof(rule), "%s", text)
+
+enum { KIND_SIZE, KIND_INT, KIND_SECONDS, KIND_OTHER };
+#define LIMIT_KIND_size KIND_SIZE
+#define LIMIT_KIND_int KIND_INT
+#define LIMIT_KIND_seconds KIND_SECONDS
+#define LIMIT_KIND_string KIND_OTHER
+#define LIMIT_KIND_loglevel KIND_OTHER
+#define LIMIT_KIND_bootstrap KIND_OTHER
+#define LIMIT_KIND_proto KIND_OTHER
+
+/* A size as the parser reads it back: the largest of K, M, G, T that divides it. */
+static void format_size_text(char *buf, size_t n, double v)
+{
+    static const char suffix[] = "KMGT";
+    unsigned long long b = (unsigned long long)v;
+    int s = -1;
+
+    while (s < 3 && b && b % 1024 == 0) b /= 1024, s++;
+    if (s < 0) snprintf(buf, n, "%llu", b);
+    else snprintf(buf, n, "%llu%c", b, suffix[s]);
+}
+
+static void describe_range(char *buf, size_t n, int kind, double lo, double hi)
+{
+    char a[32], b[32];
+
+    if (kind == KIND_SIZE) {
+        format_size_text(a, sizeof(a), lo);
+        format_size_text(b, sizeof(b), hi);
+        snprintf(buf, n, "%s..%s bytes", a, b);
+    } else if (kind == KIND_INT && hi >= INT_MAX) {
+        snprintf(buf, n, ">= %.0f", lo);
+    } else if (kind == KIND_INT) {
+        snprintf(buf, n, "%.0f..%.0f", lo, hi);
+    } else {
+        snprintf(buf, n, "%g..%g s", lo, hi);
+    }
+}
+
+static const char any_text_size[] = "any size", any_text_int[] = "any integer", any_text_seconds[] = "any seconds",
+                  any_text_string[] = "any text", any_text_loglevel[] = "none|warn|info|trace",
+                  any_text_bootstrap[] = "auto|pmix|uid", any_text_proto[] = "auto|ll|ll128|simple|direct";
+
+/* Pastes a row's LIMIT (e.g. RANGE(4, 64)) after a prefix: LIMIT_OK_RANGE(4, 64). ANY, RANGE and
+ * CHECK are never macros themselves, so the pasted form is the one that expands. */
+#define LIMIT_OK(limit) LIMIT_OK_##limit
+#define LIMIT_RULE(limit) LIMIT_RULE_##limit
+
 int gshmemi_env_load(const char *(*get)(const char *name), gshmemi_env_t *env)
 {
-    int rc = GSHMEMI_OK;
-    const char *text;
+    char bad_names[512], rule[96];
+    size_t used = 0;
+    int n_bad = 0, limit_kind;
+    const char *text, *any_text;
 
+    bad_names[0] = '\0';
     memset(env, 0, sizeof(*env));
-#define GSHMEMI_ENV_LOAD(name, type, def, doc)                                                   \
-    text = get("GSHMEM_" #name);                                                                 \
-    if (parse_##type(#name, def, &env->name) != GSHMEMI_OK) rc = GSHMEMI_ERR_INVALID;            \
-    if (text && parse_##type(#name, text, &env->name) != GSHMEMI_OK) rc = GSHMEMI_ERR_INVALID;
+    /* A bad value is reported and the default kept, so no later code sees it even if the
+     * status is ignored; every row is read, so all bad values show in one run. */
+#define GSHMEMI_ENV_LOAD(name, type, def, limit, doc)                                                            \
+    {                                                                                                            \
+        int ok = 1;                                                                                              \
+        text = get("GSHMEM_" #name);                                                                             \
+        limit_kind = LIMIT_KIND_##type;                                                                          \
+        any_text = any_text_##type;                                                                              \
+        (void)limit_kind, (void)any_text;                                                                        \
+        if (text) {                                                                                              \
+            __typeof__(env->name) value;                                                                         \
+            ok = parse_##type(#name, text, &value) == GSHMEMI_OK;                                                \
+            if (ok && !(LIMIT_OK(limit))) {                                                                      \
+                LIMIT_RULE(limit);                                                                               \
+                GSHMEMI_ERROR("env", "GSHMEM_%s=\"%s\" is out of range: accepted %s", #name, text, rule);        \
+                ok = 0;                                                                                          \
+            }                                                                                                    \
+            if (ok) env->name = value;                                                                           \
+        }                                                                                                        \
+        if (!ok) {                                                                                               \
+            n_bad++;                                                                                             \
+            if (used < sizeof(bad_names))                                                                        \
+                used += (size_t)snprintf(bad_names + used, sizeof(bad_names) - used, "%sGSHMEM_%s",              \
+                                         n_bad > 1 ? ", " : "", #name);                                          \
+        }                                                                                                        \
+        if (!text || !ok) {                                                                                      \
+            int def_ok = parse_##type(#name, def, &env->name) == GSHMEMI_OK;                                     \
+            __typeof__(env->name) value = env->name;                                                             \
+            (void)value;                                                                                         \
+            if (!def_ok || !(LIMIT_OK(limit))) {                                                                 \
+                GSHMEMI_ERROR("env", "the default of GSHMEM_%s (\"%s\") is not accepted: a bug", #name, def);   \
+                n_bad++;                                                                                         \
+            }                                                                                                    \
+        }                                                                                                        \
+    }
     GSHMEMI_ENV_TABLE(GSHMEMI_ENV_LOAD)
 #undef GSHMEMI_ENV_LOAD
-    return rc;
+    /* limits across rows */
+    if (env->RANK >= 0 && env->NRANKS >= 1 && env->RANK >= env->NRANKS) {
+        GSHMEMI_ERROR("env", "GSHMEM_RANK=%d is not below GSHMEM_NRANKS=%d", env->RANK, env->NRANKS);
+        n_bad++;
+        if (used < sizeof(bad_names))
+            used += (size_t)snprintf(bad_names + used, sizeof(bad_names) - used, "%sGSHMEM_RANK", n_bad > 1 ? ", " : "");
+    }
+    if (n_bad) {
+        GSHMEMI_ERROR("env", "%d environment variable%s with a bad value: %s%s (gshmem-info lists what each accepts)", n_bad,
+                      n_bad > 1 ? "s" : "", bad_names, used >= sizeof(bad_names) ? "..." : "");
+        return GSHMEMI_ERR_INVALID;
+    }
+    return GSHMEMI_OK;
 }
 
 static const char *get_process_env(const char *name) { return getenv(name); }
@@ -181,10 +285,17 @@ static void format_proto(char *buf, size_t n, gshmemi_env_proto_t v)
 
 void gshmemi_env_print(FILE *out, const gshmemi_env_t *env)
 {
-    char value[128];
-#define GSHMEMI_ENV_PRINT(name, type, def, doc)                                                       \
-    format_##type(value, sizeof(value), env->name);                                                   \
-    fprintf(out, "GSHMEM_%-20s %-9s default %-6s value %-10s  %s\n", #name, #type, "\"" def "\"", value, doc);
+    char value[128], rule[96];
+    const char *any_text;
+    int limit_kind;
+#define GSHMEMI_ENV_PRINT(name, type, def, limit, doc)                                                     \
+    format_##type(value, sizeof(value), env->name);                                                        \
+    limit_kind = LIMIT_KIND_##type;                                                                        \
+    any_text = any_text_##type;                                                                            \
+    (void)limit_kind, (void)any_text;                                                                      \
+    LIMIT_RULE(limit);                                                                                     \
+    fprintf(out, "GSHMEM_%-20s %-9s default %-6s value %-10s accepts %-16s  %s\n", #name, #type, "\"" def "\"", value, \
+            rule, doc);
     GSHMEMI_ENV_TABLE(GSHMEMI_ENV_PRINT)
 #undef GSHMEMI_ENV_PRINT
 }

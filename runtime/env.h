@@ -1,5 +1,10 @@
 /* Every environment variable gshmem reads, in one table. Nothing else calls getenv().
- * Row: X(NAME, TYPE, DEFAULT, DOC); the variable is GSHMEM_<NAME>, the field gshmemi_env.NAME. */
+ * Row: X(NAME, TYPE, DEFAULT, LIMIT, DOC); the variable is GSHMEM_<NAME>, the field gshmemi_env.NAME.
+ * LIMIT is what a well-formed value must also satisfy, checked when the table is read (shmem_init
+ * reads it before anything else, gshmem-info prints it), so code using a field may rely on it:
+ *   ANY                   nothing beyond the TYPE (strings, choices, thresholds where every size means something)
+ *   RANGE(lo, hi)         lo <= value <= hi, in the row's unit (bytes, seconds, ...)
+ *   CHECK(fn, "rule")     fn(value) != 0; "rule" says what is accepted (a static function in env.c) */
 #ifndef GSHMEMI_ENV_H
 #define GSHMEMI_ENV_H
 
@@ -10,34 +15,41 @@
 extern "C" {
 #endif
 
+/* Sizes stop at 1 PiB: no GPU maps more, and rounding a size up to a granularity cannot overflow. */
+#define GSHMEMI_ENV_SIZE_MAX (1ull << 50)
+/* Waits last at least a millisecond (a shorter one fails before a peer can answer) and at most
+ * 1e9 s, so every wait stays bounded and the device wait's nanoseconds fit 64 bits. */
+#define GSHMEMI_ENV_SECONDS_MIN 0.001
+#define GSHMEMI_ENV_SECONDS_MAX 1e9
+
 #define GSHMEMI_ENV_TABLE(X)                                                                          \
-    X(SYMMETRIC_SIZE, size, "1G", "Bytes of symmetric heap per PE; suffixes K, M, G, T (powers of 1024)") \
-    X(BOOTSTRAP, bootstrap, "auto", "How PEs find each other: pmix | uid | auto (uid when set by gshmemrun, else pmix when launched by PMIx, else one PE)") \
-    X(DEBUG, loglevel, "warn", "Log level: none | warn | info | trace")                              \
-    X(BOOTSTRAP_TIMEOUT, seconds, "120", "Seconds any bootstrap wait on another process may take before it fails") \
-    X(BOOTSTRAP_UID, string, "", "Unique id (hex) of a uid bootstrap; set by gshmemrun")             \
-    X(BOOTSTRAP_LISTEN_FD, int, "-1", "Listening socket rank 0 inherits from gshmemrun")             \
-    X(RANK, int, "-1", "This PE's rank in a uid bootstrap; set by gshmemrun")                         \
-    X(NRANKS, int, "-1", "Number of PEs in a uid bootstrap; set by gshmemrun")                        \
-    X(LOCAL_RANK, int, "-1", "Rank among the PEs of this host; set by gshmemrun (PMIx gives its own)") \
-    X(DEVICE, int, "-1", "CUDA device of this PE; -1: the device of the current context, else local rank modulo device count") \
-    X(HEAP_GROWTH, size, "32M", "Smallest step by which the physical backing of the heap grows (rounded to the allocation granularity)") \
-    X(PEER_TIMEOUT, seconds, "60", "Seconds a host-side wait on a same-host peer (heap growth handles) may take") \
-    X(DEVICE_WAIT_TIMEOUT, seconds, "120", "Seconds a device-side wait on another PE (barrier, wait_until) may spin before it reports and traps") \
-    X(DEBUG_CHECKS, int, "0", "1: every device call checks its PE and symmetric address and traps with a report on a violation") \
-    X(MAX_TEAMS, int, "32", "Teams that can exist at once, the predefined four included (4..64); each owns a pSync slot") \
-    X(BARRIER_RADIX, int, "32", "Radix of the dissemination barrier/sync (2..32), clamped to the team size: 32 gives one round up to 32 PEs") \
-    X(COLL_PROTO, proto, "auto", "Collective protocol: auto | ll | ll128 | simple | direct (forces one, for tests and tuning; ll128 and simple only where the team has their buffers)") \
-    X(COLL_LL_MAX, size, "64K", "Largest block, in bytes, that collectives send by LL") \
-    X(COLL_SIMPLE_MAX, size, "0", "Largest block, in bytes, that collectives of the world team send by SIMPLE (0: none; DIRECT is faster on NVLink hosts measured so far)") \
-    X(COLL_LL128_MAX, size, "512K", "Largest block, in bytes, that collectives of the world team send by LL128 (0: none)") \
-    X(COLL_ONESHOT_MAX, size, "1T", "Largest block, in bytes, of a direct reduction of 2 PEs done one-shot (each PE reads the other's whole source) instead of two-shot") \
-    X(COLL_PUSH_MIN, size, "1M", "Smallest block, in bytes, that DIRECT fcollect and alltoall move by stores into the peers instead of loads from them") \
-    X(COLL_PUSH_REDUCE_MIN, size, "16M", "Smallest block, in bytes, of an on-stream 2-PE reduction into a separate dest done two-shot by stores instead of one-shot by loads") \
-    X(COLL_CTAS, int, "128", "Most CTAs (slices) of one on-stream collective (1..128)") \
-    X(COLL_PDL, int, "1", "1: on-stream collectives and barriers use programmatic dependent launch, so their launch overlaps the previous kernel's tail; 0: plain launches") \
-    X(BOOTSTRAP_IFNAME, string, "", "Interface whose IPv4 address rank 0 of a unique-id job listens on (e.g. eth0); unset: the first one that is up. gshmemrun, whose PEs are all local, always uses 127.0.0.1") \
-    X(BOOTSTRAP_ADDR, string, "", "IPv4 address rank 0 of a unique-id job listens on (instead of GSHMEM_BOOTSTRAP_IFNAME); gshmemrun always uses 127.0.0.1")
+    X(SYMMETRIC_SIZE, size, "1G", RANGE(1, GSHMEMI_ENV_SIZE_MAX), "Bytes of symmetric heap per PE; suffixes K, M, G, T (powers of 1024)") \
+    X(BOOTSTRAP, bootstrap, "auto", ANY, "How PEs find each other: pmix | uid | auto (uid when set by gshmemrun, else pmix when launched by PMIx, else one PE)") \
+    X(DEBUG, loglevel, "warn", ANY, "Log level: none | warn | info | trace")                              \
+    X(BOOTSTRAP_TIMEOUT, seconds, "120", RANGE(GSHMEMI_ENV_SECONDS_MIN, GSHMEMI_ENV_SECONDS_MAX), "Seconds any bootstrap wait on another process may take before it fails") \
+    X(BOOTSTRAP_UID, string, "", ANY, "Unique id (hex) of a uid bootstrap; set by gshmemrun")             \
+    X(BOOTSTRAP_LISTEN_FD, int, "-1", RANGE(-1, INT_MAX), "Listening socket rank 0 inherits from gshmemrun")             \
+    X(RANK, int, "-1", RANGE(-1, INT_MAX), "This PE's rank in a uid bootstrap; set by gshmemrun")                         \
+    X(NRANKS, int, "-1", CHECK(unset_or_positive, "-1 (unset) or >= 1"), "Number of PEs in a uid bootstrap; set by gshmemrun")                        \
+    X(LOCAL_RANK, int, "-1", RANGE(-1, INT_MAX), "Rank among the PEs of this host; set by gshmemrun (PMIx gives its own)") \
+    X(DEVICE, int, "-1", RANGE(-1, INT_MAX), "CUDA device of this PE; -1: the device of the current context, else local rank modulo device count") \
+    X(HEAP_GROWTH, size, "32M", RANGE(1, GSHMEMI_ENV_SIZE_MAX), "Smallest step by which the physical backing of the heap grows (rounded to the allocation granularity)") \
+    X(PEER_TIMEOUT, seconds, "60", RANGE(GSHMEMI_ENV_SECONDS_MIN, GSHMEMI_ENV_SECONDS_MAX), "Seconds a host-side wait on a same-host peer (heap growth handles) may take") \
+    X(DEVICE_WAIT_TIMEOUT, seconds, "120", RANGE(GSHMEMI_ENV_SECONDS_MIN, GSHMEMI_ENV_SECONDS_MAX), "Seconds a device-side wait on another PE (barrier, wait_until) may spin before it reports and traps") \
+    X(DEBUG_CHECKS, int, "0", RANGE(0, 1), "1: every device call checks its PE and symmetric address and traps with a report on a violation") \
+    X(MAX_TEAMS, int, "32", RANGE(4, 64), "Teams that can exist at once, the predefined four included; each owns a pSync slot") \
+    X(BARRIER_RADIX, int, "32", RANGE(2, 32), "Radix of the dissemination barrier/sync, clamped to the team size: 32 gives one round up to 32 PEs") \
+    X(COLL_PROTO, proto, "auto", ANY, "Collective protocol: auto | ll | ll128 | simple | direct (forces one, for tests and tuning; ll128 and simple only where the team has their buffers)") \
+    X(COLL_LL_MAX, size, "64K", ANY, "Largest block, in bytes, that collectives send by LL") \
+    X(COLL_SIMPLE_MAX, size, "0", ANY, "Largest block, in bytes, that collectives of the world team send by SIMPLE (0: none; DIRECT is faster on NVLink hosts measured so far)") \
+    X(COLL_LL128_MAX, size, "512K", ANY, "Largest block, in bytes, that collectives of the world team send by LL128 (0: none)") \
+    X(COLL_ONESHOT_MAX, size, "1T", ANY, "Largest block, in bytes, of a direct reduction of 2 PEs done one-shot (each PE reads the other's whole source) instead of two-shot") \
+    X(COLL_PUSH_MIN, size, "1M", ANY, "Smallest block, in bytes, that DIRECT fcollect and alltoall move by stores into the peers instead of loads from them") \
+    X(COLL_PUSH_REDUCE_MIN, size, "16M", ANY, "Smallest block, in bytes, of an on-stream 2-PE reduction into a separate dest done two-shot by stores instead of one-shot by loads") \
+    X(COLL_CTAS, int, "128", RANGE(1, GSHMEMI_COLL_SLICES), "Most CTAs (slices) of one on-stream collective") \
+    X(COLL_PDL, int, "1", RANGE(0, 1), "1: on-stream collectives and barriers use programmatic dependent launch, so their launch overlaps the previous kernel's tail; 0: plain launches") \
+    X(BOOTSTRAP_IFNAME, string, "", ANY, "Interface whose IPv4 address rank 0 of a unique-id job listens on (e.g. eth0); unset: the first one that is up. gshmemrun, whose PEs are all local, always uses 127.0.0.1") \
+    X(BOOTSTRAP_ADDR, string, "", ANY, "IPv4 address rank 0 of a unique-id job listens on (instead of GSHMEM_BOOTSTRAP_IFNAME); gshmemrun always uses 127.0.0.1")
 
 /* C type of each TYPE column value. */
 typedef size_t gshmemi_env_size_t;
@@ -51,19 +63,20 @@ typedef int gshmemi_env_proto_t;     /* GSHMEMI_PROTO_* */
 enum { GSHMEMI_BOOTSTRAP_AUTO = 0, GSHMEMI_BOOTSTRAP_PMIX = 1, GSHMEMI_BOOTSTRAP_UID = 2 };
 
 typedef struct {
-#define GSHMEMI_ENV_FIELD(name, type, def, doc) gshmemi_env_##type##_t name;
+#define GSHMEMI_ENV_FIELD(name, type, def, limit, doc) gshmemi_env_##type##_t name;
     GSHMEMI_ENV_TABLE(GSHMEMI_ENV_FIELD)
 #undef GSHMEMI_ENV_FIELD
 } gshmemi_env_t;
 
 extern gshmemi_env_t gshmemi_env;
 
-/* Fills env from get(name) (NULL = unset -> default). A malformed value logs the variable, the
- * value and what is accepted, and returns GSHMEMI_ERR_INVALID. */
+/* Fills env from get(name) (NULL = unset -> default). Every malformed or out-of-limit value logs
+ * one error line (the variable, the value and what is accepted) and keeps its default; after them
+ * one summary line names them all, and GSHMEMI_ERR_INVALID is returned. */
 int gshmemi_env_load(const char *(*get)(const char *name), gshmemi_env_t *env);
 /* Loads gshmemi_env from the process environment once; later calls return the first result. */
 int gshmemi_env_init(void);
-/* Prints every variable: name, type, default, current value, doc. */
+/* Prints every variable: name, type, default, current value, accepted values, doc. */
 void gshmemi_env_print(FILE *out, const gshmemi_env_t *env);
 /* Parses "1G", "512M", "4096"; exposed for tests. */
 int gshmemi_parse_size(const char *text, size_t *out);

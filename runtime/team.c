@@ -5,6 +5,7 @@
  * find each other's pSync. A new team's members must agree on a slot that is free on all of them:
  * the parent AND-reduces its members' free-slot masks (a collective of our own), then zeroes the
  * slot and syncs before first use, so stale flags of an earlier team can never satisfy a wait. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +17,7 @@
 /* Fewest flag words rounds*(k-1) must fit a slice's barrier area; lower the radix until they do. */
 static int team_radix(int size)
 {
-    int k = gshmemi_env.BARRIER_RADIX; /* 2..32, checked at init */
+    int k = gshmemi_env.BARRIER_RADIX; /* 2..32, the env table's limit */
     if (k > size) k = size < 2 ? 2 : size;
     for (;; k--) {
         int words = 0;
@@ -125,18 +126,10 @@ int gshmemi_teams_init(void)
     int start, stride, size;
 
     st->max_teams = gshmemi_env.MAX_TEAMS;
-    if (st->max_teams < FIRST_USER_TEAM || st->max_teams > 64) {
-        GSHMEMI_ERROR("team", "GSHMEM_MAX_TEAMS=%d is outside 4..64", st->max_teams);
-        return GSHMEMI_ERR_INVALID;
-    }
-    if (gshmemi_env.BARRIER_RADIX < 2 || gshmemi_env.BARRIER_RADIX > 32) {
-        GSHMEMI_ERROR("team", "GSHMEM_BARRIER_RADIX=%d is outside 2..32", gshmemi_env.BARRIER_RADIX);
-        return GSHMEMI_ERR_INVALID;
-    }
-    if (gshmemi_env.COLL_CTAS < 1 || gshmemi_env.COLL_CTAS > GSHMEMI_COLL_SLICES) {
-        GSHMEMI_ERROR("team", "GSHMEM_COLL_CTAS=%d is outside 1..%d", gshmemi_env.COLL_CTAS, GSHMEMI_COLL_SLICES);
-        return GSHMEMI_ERR_INVALID;
-    }
+    /* the env table's limits, checked when it was read */
+    assert(st->max_teams >= FIRST_USER_TEAM && st->max_teams <= 64);
+    assert(gshmemi_env.BARRIER_RADIX >= 2 && gshmemi_env.BARRIER_RADIX <= 32);
+    assert(gshmemi_env.COLL_CTAS >= 1 && gshmemi_env.COLL_CTAS <= GSHMEMI_COLL_SLICES);
     st->psync_slot = slot_bytes(st->n_pes);
     /* Same sizes in the same order on every PE: the same offsets. */
     GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, st->psync_slot * st->max_teams, 4096, &off));

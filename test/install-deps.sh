@@ -11,7 +11,7 @@ done
 export PATH
 
 # Usage: install-deps.sh --tests or --perftests. Without --tests, what only the test suite needs (cmocka,
-# PMIx, Open MPI, matplotlib for perftest/plot.py) is installed where apt can, and skipped with a warning where it cannot.
+# PMIx, Open MPI, matplotlib for perftest/plot.py, clang for the fuzz tests) is installed where apt can, and skipped with a warning where it cannot.
 want_tests=0
 [ "${1:-}" = "--tests" ] && want_tests=1
 
@@ -30,6 +30,7 @@ want_pc cmocka libcmocka-dev
 want_pc pmix libpmix-dev
 want_cmd mpirun openmpi-bin
 want_py matplotlib python3-matplotlib  # perftest/plot.py and its test
+want_cmd clang clang # the libFuzzer targets in test/fuzz
 
 apt_install() {
     local sudo=""
@@ -46,6 +47,15 @@ if [ ${#missing[@]} -gt 0 ] || { [ ${#optional[@]} -gt 0 ] && [ $want_tests = 1 
     fi
 elif [ ${#optional[@]} -gt 0 ]; then
     echo "install-deps: not installing ${optional[*]} (only the test suite needs them)" >&2
+fi
+
+# libFuzzer's runtime is in libclang-rt-N-dev on Debian 12 and newer, which clang only recommends.
+if [ $want_tests = 1 ] && command -v clang >/dev/null 2>&1 &&
+    ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' |
+        clang -x c - -fsanitize=fuzzer -o /dev/null >/dev/null 2>&1; then
+    clang_major=$(clang -dumpversion | cut -d. -f1)
+    apt_install "libclang-rt-$clang_major-dev" ||
+        echo "install-deps: clang cannot link libFuzzer and libclang-rt-$clang_major-dev did not install; the fuzz tests will be skipped" >&2
 fi
 
 if ! command -v nvcc >/dev/null 2>&1; then

@@ -20,8 +20,8 @@ meson test -C "$build" --print-errorlogs --num-processes 2 "$@" || rc=$?
 logs=("$build/meson-logs/testlog.json")
 
 # The host-only tests again under AddressSanitizer and UndefinedBehaviorSanitizer: the allocator,
-# the env table, the collective rules, the unique-id bootstrap (messages from the network), the
-# launcher and the PMIx bootstrap. They take no CUDA code, so this build is seconds.
+# the env table and gshmem-info, the collective rules, the unique-id bootstrap (messages from the
+# network), the launcher and the PMIx bootstrap (a dead rank's naming too). They take no CUDA code, so this build is seconds.
 if [ $# = 0 ]; then
     san="$build-sanitize"
     echo "== the host-only tests under AddressSanitizer and UndefinedBehaviorSanitizer ($san)"
@@ -31,7 +31,7 @@ if [ $# = 0 ]; then
     mapfile -t plan < <(meson introspect "$san" --tests --targets | python3 -c '
 import json, os, sys
 info = json.load(sys.stdin)
-want = "alloc env coll_rules cmp bootstrap_uid launcher bootstrap_addr bootstrap_pmix".split()
+want = "alloc env gshmem_info coll_rules cmp bootstrap_uid launcher bootstrap_addr bootstrap_pmix pmix_dead_rank".split()
 files = {t["id"]: t["filename"] for t in info["targets"]}
 tests = [t for t in info["tests"] if t["name"] in want]
 print(" ".join(t["name"] for t in tests))

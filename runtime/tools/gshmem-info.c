@@ -1,4 +1,5 @@
-/* gshmem-info: version and every environment variable with its default, value and doc. */
+/* gshmem-info: version and every environment variable with its default, value, accepted values and
+ * doc. Exits 1 when a variable holds a bad value (each is named on stderr, then a summary). */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* The environment table: defaults, sizes, choices and malformed values. */
+/* The environment table: defaults, sizes, choices, malformed values and every row's limits. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 #include "gshmem/types.h"
 #include "runtime/log.h"
 
-static const char *fake_names[8], *fake_values[8];
+static const char *fake_names[32], *fake_values[32];
 static int fake_n;
 
 static const char *fake_get(const char *name)
@@ -107,27 +107,40 @@ static void test_values(void **state)
     assert_true(env.DEVICE_WAIT_TIMEOUT == 1e9);
 }
 
-/* What a malformed value logs (stderr captured in a file). */
-static char *load_error(const char *name, const char *value)
+/* What loading the fake environment logs (stderr captured in a file); the load must fail. */
+static char *load_errors(void)
 {
     gshmemi_env_t env;
-    char *text = calloc(1, 4096);
+    char *text = calloc(1, 16384);
     FILE *f = tmpfile();
     int saved = dup(2);
     assert_non_null(text);
     assert_non_null(f);
     fflush(stderr);
     dup2(fileno(f), 2);
-    fake_n = 0;
-    fake_set(name, value);
     assert_int_equal(gshmemi_env_load(fake_get, &env), GSHMEMI_ERR_INVALID);
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
     rewind(f);
-    (void)!fread(text, 1, 4095, f);
+    (void)!fread(text, 1, 16383, f);
     fclose(f);
     return text;
+}
+
+static char *load_error(const char *name, const char *value)
+{
+    fake_n = 0;
+    fake_set(name, value);
+    return load_errors();
+}
+
+/* Lines of text that contain needle. */
+static int count_lines(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+    return n;
 }
 
 static void test_messages(void **state)
@@ -139,8 +152,110 @@ static void test_messages(void **state)
     assert_non_null(strstr(m, "(auto, ll, ll128, simple, direct)"));
     free(m);
     m = load_error("GSHMEM_DEVICE_WAIT_TIMEOUT", "inf");
-    assert_non_null(strstr(m, "GSHMEM_DEVICE_WAIT_TIMEOUT=\"inf\" is not a number of seconds above 0 and at most 1e+09"));
+    assert_non_null(strstr(m, "GSHMEM_DEVICE_WAIT_TIMEOUT=\"inf\" is not a number of seconds"));
+    assert_non_null(strstr(m, "1 environment variable with a bad value: GSHMEM_DEVICE_WAIT_TIMEOUT"));
     free(m);
+    m = load_error("GSHMEM_MAX_TEAMS", "65");
+    assert_non_null(strstr(m, "GSHMEM_MAX_TEAMS=\"65\" is out of range: accepted 4..64"));
+    free(m);
+    m = load_error("GSHMEM_BOOTSTRAP_TIMEOUT", "1e-300");
+    assert_non_null(strstr(m, "GSHMEM_BOOTSTRAP_TIMEOUT=\"1e-300\" is out of range: accepted 0.001..1e+09 s"));
+    free(m);
+    m = load_error("GSHMEM_SYMMETRIC_SIZE", "0");
+    assert_non_null(strstr(m, "GSHMEM_SYMMETRIC_SIZE=\"0\" is out of range: accepted 1..1024T bytes"));
+    free(m);
+    m = load_error("GSHMEM_NRANKS", "0");
+    assert_non_null(strstr(m, "GSHMEM_NRANKS=\"0\" is out of range: accepted -1 (unset) or >= 1"));
+    free(m);
+}
+
+/* Every row with a limit: the value just outside each end is refused (and named), the ends
+ * themselves are taken. */
+static void test_limits(void **state)
+{
+    static const struct {
+        const char *name, *low_bad, *low_ok, *high_ok, *high_bad; /* NULL: that end is the type's own */
+    } rows[] = {
+        {"GSHMEM_SYMMETRIC_SIZE", "0", "1", "1024T", "1025T"},
+        {"GSHMEM_HEAP_GROWTH", "0", "1", "1024T", "1048577G"},
+        {"GSHMEM_BOOTSTRAP_TIMEOUT", "1e-300", "0.001", "1e9", "1.000001e9"},
+        {"GSHMEM_PEER_TIMEOUT", "0.0009", "0.001", "1e9", "2e9"},
+        {"GSHMEM_DEVICE_WAIT_TIMEOUT", "-5", "0.001", "1e9", "1e10"},
+        {"GSHMEM_BOOTSTRAP_LISTEN_FD", "-2", "-1", "2147483647", NULL},
+        {"GSHMEM_RANK", "-2", "-1", "2147483647", NULL},
+        {"GSHMEM_LOCAL_RANK", "-2", "-1", "2147483647", NULL},
+        {"GSHMEM_DEVICE", "-2", "-1", "2147483647", NULL},
+        {"GSHMEM_DEBUG_CHECKS", "-1", "0", "1", "2"},
+        {"GSHMEM_MAX_TEAMS", "3", "4", "64", "65"},
+        {"GSHMEM_BARRIER_RADIX", "1", "2", "32", "33"},
+        {"GSHMEM_COLL_CTAS", "0", "1", "128", "129"},
+        {"GSHMEM_COLL_PDL", "-1", "0", "1", "2"},
+        {"GSHMEM_NRANKS", "-2", "-1", "2147483647", NULL},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        const char *bad[2] = {rows[i].low_bad, rows[i].high_bad}, *ok[2] = {rows[i].low_ok, rows[i].high_ok};
+        for (int j = 0; j < 2; j++) {
+            gshmemi_env_t env;
+            fake_n = 0;
+            fake_set(rows[i].name, ok[j]);
+            if (gshmemi_env_load(fake_get, &env) != GSHMEMI_OK) fail_msg("%s=%s was refused", rows[i].name, ok[j]);
+            if (!bad[j]) continue;
+            char *m = load_error(rows[i].name, bad[j]), want[128];
+            snprintf(want, sizeof(want), "%s=\"%s\" is out of range: accepted ", rows[i].name, bad[j]);
+            if (!strstr(m, want)) fail_msg("%s=%s: no line \"%s\" in: %s", rows[i].name, bad[j], want, m);
+            free(m);
+        }
+    }
+    /* 0 between the two accepted ends of NRANKS; a rank outside the job */
+    char *m = load_error("GSHMEM_NRANKS", "0");
+    assert_non_null(strstr(m, "GSHMEM_NRANKS=\"0\" is out of range"));
+    free(m);
+    fake_n = 0;
+    fake_set("GSHMEM_RANK", "4");
+    fake_set("GSHMEM_NRANKS", "4");
+    m = load_errors();
+    assert_non_null(strstr(m, "GSHMEM_RANK=4 is not below GSHMEM_NRANKS=4"));
+    free(m);
+}
+
+/* Several bad values at once: one line each, then one summary naming them all; the good ones
+ * are taken and the bad ones keep their defaults. */
+static void test_all_reported(void **state)
+{
+    static const char *bad[][2] = {
+        {"GSHMEM_MAX_TEAMS", "100"},       {"GSHMEM_BARRIER_RADIX", "1"},       {"GSHMEM_COLL_CTAS", "0"},
+        {"GSHMEM_SYMMETRIC_SIZE", "0"},    {"GSHMEM_BOOTSTRAP_TIMEOUT", "1e-300"}, {"GSHMEM_DEBUG_CHECKS", "2"},
+        {"GSHMEM_COLL_PDL", "7"},          {"GSHMEM_DEVICE", "-3"},             {"GSHMEM_HEAP_GROWTH", "0"},
+        {"GSHMEM_COLL_PROTO", "fast"},     {"GSHMEM_DEBUG", "loud"},
+    };
+    const size_t n = sizeof(bad) / sizeof(bad[0]);
+    gshmemi_env_t env;
+    char *m, summary[64];
+    (void)state;
+    fake_n = 0;
+    for (size_t i = 0; i < n; i++) fake_set(bad[i][0], bad[i][1]);
+    fake_set("GSHMEM_COLL_LL_MAX", "1M"); /* a good one among them */
+    m = load_errors();
+    for (size_t i = 0; i < n; i++) {
+        char want[96];
+        snprintf(want, sizeof(want), "%s=\"%s\" is ", bad[i][0], bad[i][1]);
+        if (count_lines(m, want) != 1) fail_msg("not exactly one line \"%s\" in: %s", want, m);
+    }
+    snprintf(summary, sizeof(summary), "%zu environment variables with a bad value: ", n);
+    const char *s = strstr(m, summary);
+    if (!s || count_lines(m, "environment variables with a bad value") != 1) fail_msg("no single summary \"%s\" in: %s", summary, m);
+    for (size_t i = 0; i < n; i++)
+        if (!strstr(s, bad[i][0])) fail_msg("the summary does not name %s: %s", bad[i][0], s);
+    assert_null(strstr(s, "GSHMEM_COLL_LL_MAX"));
+    /* errors first, the summary last */
+    assert_null(strstr(s + 1, "is out of range"));
+    free(m);
+    assert_int_equal(gshmemi_env_load(fake_get, &env), GSHMEMI_ERR_INVALID);
+    assert_int_equal(env.COLL_LL_MAX, 1 << 20);
+    assert_int_equal(env.MAX_TEAMS, 32);
+    assert_int_equal(env.COLL_CTAS, 128);
+    assert_int_equal(env.SYMMETRIC_SIZE, 1ull << 30);
 }
 
 static void test_malformed(void **state)
@@ -176,6 +291,9 @@ static void test_print(void **state)
     assert_non_null(strstr(buf, "GSHMEM_SYMMETRIC_SIZE"));
     assert_non_null(strstr(buf, "GSHMEM_BOOTSTRAP_TIMEOUT"));
     assert_non_null(strstr(buf, "1073741824"));
+    assert_non_null(strstr(buf, "accepts 4..64"));          /* GSHMEM_MAX_TEAMS */
+    assert_non_null(strstr(buf, "accepts 0.001..1e+09 s")); /* the timeouts */
+    assert_non_null(strstr(buf, "accepts auto|pmix|uid"));
     free(buf);
 }
 
@@ -185,6 +303,7 @@ int main(void)
         cmocka_unit_test_setup(test_defaults, setup), cmocka_unit_test_setup(test_sizes, setup),
         cmocka_unit_test_setup(test_values, setup),   cmocka_unit_test_setup(test_malformed, setup),
         cmocka_unit_test_setup(test_print, setup),    cmocka_unit_test_setup(test_messages, setup),
+        cmocka_unit_test_setup(test_limits, setup),   cmocka_unit_test_setup(test_all_reported, setup),
     };
     gshmemi_log_level = GSHMEMI_LOG_NONE;
     return cmocka_run_group_tests(tests, NULL, NULL);
