@@ -42,23 +42,24 @@ typedef struct CUstream_st *nvshmemi_compat_stream_t;
  * simply not declared (the compiler names them as undeclared). */
 #define NVSHMEMI_COMPAT_WHY " is not supported by gshmem's NVSHMEM compatibility headers (README: NVSHMEM compatibility)"
 #ifdef __cplusplus
+#ifdef __CUDACC__
+#define NVSHMEMI_COMPAT_HD_ATTR __host__ __device__
+#else
+#define NVSHMEMI_COMPAT_HD_ATTR
+#endif
+/* What an unsupported function returns: converts to anything, so the static_assert is the only
+ * error the call gives (the auto return type makes the compiler instantiate the body first). */
+struct nvshmemi_compat_any {
+    template <typename T> NVSHMEMI_COMPAT_HD_ATTR operator T() const { return T(); }
+};
 #define NVSHMEMI_COMPAT_UNSUPPORTED_CONST(name)                                                  \
     ([]() { static_assert(sizeof(int) == 0, #name NVSHMEMI_COMPAT_WHY); }(), 0)
-#ifdef __CUDACC__
 #define NVSHMEMI_COMPAT_UNSUPPORTED_FN(name)                                                     \
-    template <typename... A> static __host__ __device__ inline int name(A...)                    \
+    template <typename... A> static NVSHMEMI_COMPAT_HD_ATTR inline auto name(A...)               \
     {                                                                                            \
         static_assert(sizeof...(A) == (size_t)-1, #name NVSHMEMI_COMPAT_WHY);                    \
-        return 0;                                                                                \
+        return nvshmemi_compat_any();                                                            \
     }
-#else
-#define NVSHMEMI_COMPAT_UNSUPPORTED_FN(name)                                                     \
-    template <typename... A> static inline int name(A...)                                       \
-    {                                                                                            \
-        static_assert(sizeof...(A) == (size_t)-1, #name NVSHMEMI_COMPAT_WHY);                    \
-        return 0;                                                                                \
-    }
-#endif
 #else
 #define NVSHMEMI_COMPAT_UNSUPPORTED_CONST(name)                                                  \
     ((int)sizeof(struct { _Static_assert(0, #name NVSHMEMI_COMPAT_WHY); int x; }))

@@ -53,6 +53,24 @@ EOF
     gcc -std=c99 -Wall -Wextra -pedantic -Werror $cflags "$tmp/host.c" $static_libs -o "$tmp/host_static" ||
         fail "C host program, static"
 }
+# NVSHMEM compatibility: the headers sit in their own directory (never beside gshmem.h, where they
+# would shadow NVIDIA's), and an NVSHMEM program builds unchanged through the pkg-config module
+compat_pc="$(dirname "$pc")/gshmem-nvshmem-compat.pc"
+[ -f "$compat_pc" ] || fail "no gshmem-nvshmem-compat.pc beside gshmem.pc"
+! find "$tmp/root" -name nvshmem.h -not -path '*/gshmem-nvshmem-compat/*' | grep -q . ||
+    fail "an nvshmem.h was installed outside include/gshmem-nvshmem-compat"
+compat_cflags=$(PKG_CONFIG_LIBDIR=$(dirname "$pc") PKG_CONFIG_PATH= pkg-config --define-variable=prefix="$root" --cflags \
+                gshmem-nvshmem-compat) || fail "pkg-config --cflags gshmem-nvshmem-compat"
+compat_libs=$(PKG_CONFIG_LIBDIR=$(dirname "$pc") PKG_CONFIG_PATH= pkg-config --define-variable=prefix="$root" --libs \
+              gshmem-nvshmem-compat) || fail "pkg-config --libs gshmem-nvshmem-compat"
+compat_inc=$(PKG_CONFIG_LIBDIR=$(dirname "$pc") PKG_CONFIG_PATH= pkg-config --define-variable=prefix="$root" \
+             --cflags-only-I gshmem-nvshmem-compat | tr ' ' '\n' | sed -n 's/^-I//p' | head -n 1)
+[ -f "$compat_inc/nvshmem.h" ] && [ -f "$compat_inc/nvshmemx.h" ] ||
+    fail "the first -I of gshmem-nvshmem-compat ($compat_inc) holds no nvshmem.h and nvshmemx.h"
+# shellcheck disable=SC2086
+"${NVCC:-nvcc}" $compat_cflags "$src/test/compat/ring_put.cu" $compat_libs -o "$tmp/compat_ring_put" ||
+    fail "test/compat/ring_put.cu with pkg-config gshmem-nvshmem-compat"
+
 for exe in app_static host_static; do
     ! ldd "$tmp/$exe" | grep -q libgshmem || fail "$exe links libgshmem.so"
 done
@@ -74,4 +92,12 @@ for exe in app app_static host host_static; do
         grep -q 'no usable CUDA driver or GPU' "$tmp/$exe.out" || { cat "$tmp/$exe.out" >&2; fail "$exe did not name the missing driver"; }
     fi
 done
-echo "test_install: the installed headers, gshmem.pc (shared and static) and tools work$([ $gpu = 1 ] && echo '; the example ran on 2 PEs')"
+rc=0
+if [ $gpu = 1 ]; then
+    "$root/bin/gshmemrun" -n 2 --timeout 120 "$tmp/compat_ring_put" >"$tmp/compat.out" 2>&1 || rc=$?
+    [ $rc = 0 ] || { cat "$tmp/compat.out" >&2; fail "the NVSHMEM ring program on 2 PEs exited with $rc"; }
+else
+    "$tmp/compat_ring_put" >"$tmp/compat.out" 2>&1 || rc=$?
+    [ $rc = 77 ] || { cat "$tmp/compat.out" >&2; fail "the NVSHMEM ring program without a GPU exited with $rc, not 77 (skip)"; }
+fi
+echo "test_install: the installed headers, gshmem.pc (shared and static), gshmem-nvshmem-compat.pc and tools work$([ $gpu = 1 ] && echo '; the example ran on 2 PEs')"
