@@ -44,8 +44,6 @@
     NV_REDUCE_BITWISE(X, _and) NV_REDUCE_BITWISE(X, _or) NV_REDUCE_BITWISE(X, _xor)              \
     NV_REDUCE_ARITH(X, _min) NV_REDUCE_ARITH(X, _max) NV_REDUCE_ARITH(X, _sum) NV_REDUCE_ARITH(X, _prod)
 
-/* The reductions device code calls (each pair is its own device code: see DEV_RMA_TYPES). */
-#define NV_REDUCE_SAMPLE(X) X(_and, uint, unsigned int) X(_min, int, int) X(_sum, float, float) X(_sum, half, __half)
 
 /* fn has exactly NVSHMEM's signature. */
 #define SIG(fn, ...) static_assert(std::is_same<decltype(&fn), __VA_ARGS__>::value, #fn ": not NVSHMEM's signature");
@@ -346,9 +344,6 @@ __host__ __device__ void both_sides(args a)
     nvshmemx_signal_op(a.sig, 1, NVSHMEM_SIGNAL_ADD, a.pe);
     a.n += nvshmem_signal_fetch(a.sig);
     a.n += nvshmem_signal_wait_until(a.sig, NVSHMEM_CMP_GE, 1);
-    nvshmem_broadcastmem(a.team, a.d, a.s, a.n, 0);
-    nvshmem_fcollectmem(a.team, a.d, a.s, a.n);
-    nvshmem_alltoallmem(a.team, a.d, a.s, a.n);
     *(int *)a.d = a.pe + (int)a.n + major + minor + patch + name[0];
 }
 
@@ -363,7 +358,8 @@ __host__ __device__ void both_sides(args a)
     nvshmem_##name##_iput(D(T), S(T), 2, 3, a.n, a.pe);                                          \
     nvshmem_##name##_iget(D(T), S(T), 2, 3, a.n, a.pe);                                          \
     nvshmem_##name##_put_signal(D(T), S(T), a.n, a.sig, 1, NVSHMEM_SIGNAL_SET, a.pe);            \
-    nvshmem_##name##_put_signal_nbi(D(T), S(T), a.n, a.sig, 1, NVSHMEM_SIGNAL_SET, a.pe);        \
+    nvshmem_##name##_put_signal_nbi(D(T), S(T), a.n, a.sig, 1, NVSHMEM_SIGNAL_SET, a.pe);
+#define MOVE_BOTH(name, T)                                                                       \
     nvshmem_##name##_broadcast(a.team, D(T), S(T), a.n, 0);                                      \
     nvshmem_##name##_fcollect(a.team, D(T), S(T), a.n);                                          \
     nvshmem_##name##_alltoall(a.team, D(T), S(T), a.n);
@@ -398,9 +394,10 @@ __host__ __device__ void both_sides(args a)
     a.pe += nvshmem_##name##op##_reducescatter(a.team, D(T), S(T), a.n);
 
 /* Device code for every type of every family would take nvcc the better part of an hour (each
- * call inlines its body); device code calls each name for the types below, and every type's
- * signature is checked above. The wrappers of a family come from one macro for all its types,
- * with one execution space, so a type cannot differ from the one called here. */
+ * call inlines its body, a collective's is large); device code calls each name for the types
+ * below and one collective of each kind, and every name's signature is checked above. The
+ * wrappers of a family come from one macro for all its types, with one execution space, so a type
+ * cannot differ from the one called here; the host calls cover every type. */
 #define DEV_RMA_TYPES(X) X(int, int) X(bfloat16, __nv_bfloat16)
 #define DEV_SIZES(X) X(64, 8)
 #define DEV_AMO_STANDARD_TYPES(X) X(ulonglong, unsigned long long)
@@ -417,7 +414,12 @@ __global__ void device_only(args a)
     DEV_AMO_STANDARD_TYPES(AMO_STD_BOTH)
     DEV_AMO_EXTENDED_TYPES(AMO_EXT_BOTH)
     DEV_AMO_BITWISE_TYPES(AMO_BIT_BOTH)
-    NV_REDUCE_SAMPLE(REDUCE_BOTH)
+    /* collectives: each call is a whole collective's device code, so one of each kind here */
+    a.pe += nvshmem_int_fcollect(a.team, D(int), S(int), a.n);
+    a.pe += nvshmemx_int_broadcast_warp(a.team, D(int), S(int), a.n, 0);
+    a.pe += nvshmemx_alltoallmem_block(a.team, a.d, a.s, a.n);
+    a.pe += nvshmemx_float_sum_reduce_block(a.team, D(float), S(float), a.n);
+    a.pe += nvshmemx_half_max_reducescatter_warp(a.team, D(__half), S(__half), a.n);
     nvshmem_global_exit(1);
 #define GROUP_UNTYPED(G)                                                                         \
     nvshmemx_barrier_all_##G();                                                                  \
@@ -430,10 +432,7 @@ __global__ void device_only(args a)
     nvshmemx_putmem_nbi_##G(a.d, a.s, a.n, a.pe);                                                \
     nvshmemx_getmem_nbi_##G(a.d, a.s, a.n, a.pe);                                                \
     nvshmemx_putmem_signal_##G(a.d, a.s, a.n, a.sig, 1, NVSHMEM_SIGNAL_SET, a.pe);               \
-    nvshmemx_putmem_signal_nbi_##G(a.d, a.s, a.n, a.sig, 1, NVSHMEM_SIGNAL_SET, a.pe);           \
-    a.pe += nvshmemx_broadcastmem_##G(a.team, a.d, a.s, a.n, 0);                                 \
-    a.pe += nvshmemx_fcollectmem_##G(a.team, a.d, a.s, a.n);                                     \
-    a.pe += nvshmemx_alltoallmem_##G(a.team, a.d, a.s, a.n);
+    nvshmemx_putmem_signal_nbi_##G(a.d, a.s, a.n, a.sig, 1, NVSHMEM_SIGNAL_SET, a.pe);
     GROUP_UNTYPED(warp)
     GROUP_UNTYPED(block)
 #define RMA_GROUP(name, T, G)                                                                    \
@@ -444,10 +443,7 @@ __global__ void device_only(args a)
     nvshmemx_##name##_iput_##G(D(T), S(T), 2, 3, a.n, a.pe);                                     \
     nvshmemx_##name##_iget_##G(D(T), S(T), 2, 3, a.n, a.pe);                                     \
     nvshmemx_##name##_put_signal_##G(D(T), S(T), a.n, a.sig, 1, NVSHMEM_SIGNAL_SET, a.pe);       \
-    nvshmemx_##name##_put_signal_nbi_##G(D(T), S(T), a.n, a.sig, 1, NVSHMEM_SIGNAL_SET, a.pe);   \
-    a.pe += nvshmemx_##name##_broadcast_##G(a.team, D(T), S(T), a.n, 0);                         \
-    a.pe += nvshmemx_##name##_fcollect_##G(a.team, D(T), S(T), a.n);                             \
-    a.pe += nvshmemx_##name##_alltoall_##G(a.team, D(T), S(T), a.n);
+    nvshmemx_##name##_put_signal_nbi_##G(D(T), S(T), a.n, a.sig, 1, NVSHMEM_SIGNAL_SET, a.pe);
 #define RMA_GROUPS(name, T) RMA_GROUP(name, T, warp) RMA_GROUP(name, T, block)
     DEV_RMA_TYPES(RMA_GROUPS)
 #define SIZED_GROUP(bits, G)                                                                     \
@@ -477,12 +473,6 @@ __global__ void device_only(args a)
     a.n += nvshmem_##name##_test_any_vector(D(T), a.n, a.status, NVSHMEM_CMP_EQ, D(T));          \
     a.n += nvshmem_##name##_test_some_vector(D(T), a.n, a.idx, a.status, NVSHMEM_CMP_EQ, D(T));
     DEV_WAIT_TYPES(WAIT_DEVICE)
-#define REDUCE_GROUPS(op, name, T)                                                               \
-    a.pe += nvshmemx_##name##op##_reduce_warp(a.team, D(T), S(T), a.n);                          \
-    a.pe += nvshmemx_##name##op##_reduce_block(a.team, D(T), S(T), a.n);                         \
-    a.pe += nvshmemx_##name##op##_reducescatter_warp(a.team, D(T), S(T), a.n);                   \
-    a.pe += nvshmemx_##name##op##_reducescatter_block(a.team, D(T), S(T), a.n);
-    NV_REDUCE_SAMPLE(REDUCE_GROUPS)
     both_sides(a);
     *(int *)a.d = a.pe + (int)a.n;
 }
@@ -563,6 +553,10 @@ void host_only(args a)
     NV_AMO_EXTENDED_TYPES(AMO_EXT_BOTH)
     NV_AMO_BITWISE_TYPES(AMO_BIT_BOTH)
     NV_REDUCE(REDUCE_BOTH)
+    NV_RMA_TYPES(MOVE_BOTH)
+    nvshmem_broadcastmem(a.team, a.d, a.s, a.n, 0);
+    nvshmem_fcollectmem(a.team, a.d, a.s, a.n);
+    nvshmem_alltoallmem(a.team, a.d, a.s, a.n);
     both_sides(a);
     nvshmem_finalize();
 }
