@@ -436,6 +436,8 @@ int main(void)
         double dt = now_s() - t0;
         check_errors("producer/consumer ring");
         GT_CHECK(dt < limit_s, "producer/consumer ring took %.1f s", dt);
+        /* this PE's credit is raised by the next PE's consumer, which may still be running */
+        shmem_barrier_all();
         uint64_t credit = 0;
         GT_CUDA(cudaMemcpy(&credit, slots + 2 * RING, 8, cudaMemcpyDeviceToHost));
         GT_CHECK(credit == (uint64_t)rounds, "credit %llu after %ld rounds", (unsigned long long)credit, rounds);
