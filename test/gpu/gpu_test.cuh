@@ -46,6 +46,14 @@ static inline int gt_quick(void)
     return q && *q && strcmp(q, "0") != 0;
 }
 
+/* GSHMEM_TEST_SANITIZER=1 (run-sanitizer.sh sets it): compute-sanitizer serializes kernels, so a
+ * test cannot keep one kernel running while the host does work that launches another. */
+static inline int gt_sanitizer(void)
+{
+    const char *v = getenv("GSHMEM_TEST_SANITIZER");
+    return v && v[0] == '1';
+}
+
 /* The byte that PE `src_pe` writes at index i of a transfer tagged `tag`. */
 static __host__ __device__ inline unsigned char gt_pattern(int src_pe, size_t i, unsigned tag)
 {

@@ -34,7 +34,7 @@ elif [ -n "${OUT:-}" ]; then logdir=$OUT/sanitizer
 else logdir=./sanitizer-logs; fi
 
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-export GSHMEM_SYMMETRIC_SIZE=${GSHMEM_SYMMETRIC_SIZE:-2G} GSHMEM_TEST_QUICK=1
+export GSHMEM_SYMMETRIC_SIZE=${GSHMEM_SYMMETRIC_SIZE:-2G} GSHMEM_TEST_QUICK=1 GSHMEM_TEST_SANITIZER=1
 # The sanitizer slows every wait on the other PE: gshmem's own limits stay below the run's, so a
 # hang is reported by gshmem (naming the wait) before gshmemrun kills the job.
 wait_s=$(( limit * 3 / 4 ))
