@@ -64,5 +64,17 @@ check "table: CSV header and one line per (bench, bytes)" \
     '[ "$(head -n 1 "$tmp/t.csv" | tr -d "\r")" = "bench,bytes,gshmem_us,gshmem_GB/s,nvshmem_us,nvshmem_GB/s,nccl_us,nccl_GB/s,gshmem_x" ] && [ "$(wc -l < "$tmp/t.csv")" -eq 38 ]'
 check "table: --json keeps every row" '[ "$(wc -l < "$tmp/t.json")" -eq 87 ]'
 
+# a recorded comparison (perftest/compare/run.sh -n 2 --quick on one H200, 2 PEs under MPS)
+"$py" "$src/perftest/plot.py" -o "$tmp/rec" "$src/test/data/compare-h200-1gpu.json" > "$tmp/rec.out" 2> "$tmp/rec.err"
+rc=$?
+check "plot.py on the recorded comparison exits 0" '[ $rc -eq 0 ] || { cat "$tmp/rec.err"; false; }'
+for f in put_bw get_bw put_lat get_lat allreduce fcollect alltoall broadcast single_size; do
+    check "recorded: $f.png is a non-empty PNG" "is_png '$tmp/rec/$f.png'"
+done
+"$py" "$src/perftest/compare/table.py" "$src/test/data/compare-h200-1gpu.json" > "$tmp/rec-table.out" 2>&1
+# allreduce of 8 B in that run: gshmem 2.453 us, nvshmem 6.982 us -> 2.85
+check "recorded table: allreduce 8 B ratio is nvshmem's 6.98 us / gshmem's 2.45 us" \
+    'grep -Eq "^allreduce +8 +2\.45 .* 6\.98 .* 2\.85$" "$tmp/rec-table.out"'
+
 [ $fail = 0 ] && echo "test_plot: all passed"
 exit $fail
