@@ -14,54 +14,8 @@
 #include "rma.h"
 #include "types.h"
 
-/* Standard AMO types: fetch_inc, inc, fetch_add, add, compare_swap (and the extended ops). */
-#define GSHMEM_AMO_TYPES(X)                                                                      \
-    X(int, int)                                                                                  \
-    X(long, long)                                                                                \
-    X(longlong, long long)                                                                       \
-    X(uint, unsigned int)                                                                        \
-    X(ulong, unsigned long)                                                                      \
-    X(ulonglong, unsigned long long)                                                             \
-    X(int32, int32_t)                                                                            \
-    X(int64, int64_t)                                                                            \
-    X(uint32, uint32_t)                                                                          \
-    X(uint64, uint64_t)                                                                          \
-    X(size, size_t)                                                                              \
-    X(ptrdiff, ptrdiff_t)
-
-/* Extended AMO types: fetch, set, swap. */
-#define GSHMEM_AMO_EXTENDED_TYPES(X)                                                             \
-    GSHMEM_AMO_TYPES(X)                                                                          \
-    X(float, float)                                                                              \
-    X(double, double)
-
-/* Bitwise AMO types: fetch_and, and, fetch_or, or, fetch_xor, xor. */
-#define GSHMEM_AMO_BITWISE_TYPES(X)                                                              \
-    X(uint, unsigned int)                                                                        \
-    X(ulong, unsigned long)                                                                      \
-    X(ulonglong, unsigned long long)                                                             \
-    X(int32, int32_t)                                                                            \
-    X(int64, int64_t)                                                                            \
-    X(uint32, uint32_t)                                                                          \
-    X(uint64, uint64_t)
-
-/* Point-to-point synchronization types: wait_until_{all,any,some}[_vector], test* and the
- * on-stream waits. */
-#define GSHMEM_SYNC_TYPES(X)                                                                     \
-    X(short, short)                                                                              \
-    X(int, int)                                                                                  \
-    X(long, long)                                                                                \
-    X(longlong, long long)                                                                       \
-    X(ushort, unsigned short)                                                                    \
-    X(uint, unsigned int)                                                                        \
-    X(ulong, unsigned long)                                                                      \
-    X(ulonglong, unsigned long long)                                                             \
-    X(int32, int32_t)                                                                            \
-    X(int64, int64_t)                                                                            \
-    X(uint32, uint32_t)                                                                          \
-    X(uint64, uint64_t)                                                                          \
-    X(size, size_t)                                                                              \
-    X(ptrdiff, ptrdiff_t)
+/* The AMO and point-to-point synchronization type lists (GSHMEM_AMO_TYPES, GSHMEM_AMO_BITWISE_TYPES,
+ * GSHMEM_AMO_EXTENDED_TYPES, GSHMEM_SYNC_TYPES) are in gshmem/types.h, with the RMA types they make up. */
 
 /* sig_op of the put-with-signal routines. */
 enum {

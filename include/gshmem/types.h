@@ -5,31 +5,51 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Every standard RMA type, as (name, C type). A new type is one line here. */
+/* Bitwise AMO types: fetch_and, and, fetch_or, or, fetch_xor, xor. */
+#define GSHMEM_AMO_BITWISE_TYPES(X)                                                              \
+    X(uint, unsigned int)                                                                        \
+    X(ulong, unsigned long)                                                                      \
+    X(ulonglong, unsigned long long)                                                             \
+    X(int32, int32_t)                                                                            \
+    X(int64, int64_t)                                                                            \
+    X(uint32, uint32_t)                                                                          \
+    X(uint64, uint64_t)
+
+/* Standard AMO types: fetch_inc, inc, fetch_add, add, compare_swap (and the extended ops). */
+#define GSHMEM_AMO_TYPES(X)                                                                      \
+    X(int, int)                                                                                  \
+    X(long, long)                                                                                \
+    X(longlong, long long)                                                                       \
+    GSHMEM_AMO_BITWISE_TYPES(X)                                                                  \
+    X(size, size_t)                                                                              \
+    X(ptrdiff, ptrdiff_t)
+
+/* Extended AMO types: fetch, set, swap. */
+#define GSHMEM_AMO_EXTENDED_TYPES(X)                                                             \
+    GSHMEM_AMO_TYPES(X)                                                                          \
+    X(float, float)                                                                              \
+    X(double, double)
+
+/* Point-to-point synchronization types: wait_until_{all,any,some}[_vector], test* and the
+ * on-stream waits. */
+#define GSHMEM_SYNC_TYPES(X)                                                                     \
+    X(short, short)                                                                              \
+    X(ushort, unsigned short)                                                                    \
+    GSHMEM_AMO_TYPES(X)
+
+/* Every standard RMA type, as (name, C type): the synchronization types and these. A new type is
+ * one line in the narrowest list it belongs to. */
 #define GSHMEM_RMA_TYPES(X)                                                                      \
     X(float, float)                                                                              \
     X(double, double)                                                                            \
     X(char, char)                                                                                \
     X(schar, signed char)                                                                        \
-    X(short, short)                                                                              \
-    X(int, int)                                                                                  \
-    X(long, long)                                                                                \
-    X(longlong, long long)                                                                       \
     X(uchar, unsigned char)                                                                      \
-    X(ushort, unsigned short)                                                                    \
-    X(uint, unsigned int)                                                                        \
-    X(ulong, unsigned long)                                                                      \
-    X(ulonglong, unsigned long long)                                                             \
     X(int8, int8_t)                                                                              \
     X(int16, int16_t)                                                                            \
-    X(int32, int32_t)                                                                            \
-    X(int64, int64_t)                                                                            \
     X(uint8, uint8_t)                                                                            \
     X(uint16, uint16_t)                                                                          \
-    X(uint32, uint32_t)                                                                          \
-    X(uint64, uint64_t)                                                                          \
-    X(size, size_t)                                                                              \
-    X(ptrdiff, ptrdiff_t)
+    GSHMEM_SYNC_TYPES(X)
 
 /* The sizes of shmem_putSIZE / getSIZE / iputSIZE / igetSIZE, as (bits, bytes). */
 #define GSHMEM_RMA_SIZES(X) X(8, 1) X(16, 2) X(32, 4) X(64, 8) X(128, 16)
@@ -142,15 +162,14 @@ enum { GSHMEMI_OP_AND, GSHMEMI_OP_OR, GSHMEMI_OP_XOR, GSHMEMI_OP_MIN, GSHMEMI_OP
     GSHMEM_REDUCE_ARITH_TYPES(X, _sum, GSHMEMI_OP_SUM)                                           \
     GSHMEM_REDUCE_ARITH_TYPES(X, _prod, GSHMEMI_OP_PROD)
 /* half and bfloat16 (CUDA code only): min, max, sum, prod. */
+#define GSHMEMI_REDUCE_EXT_OPS(X, name, T, DT)                                                   \
+    X(_min, GSHMEMI_OP_MIN, name, T, DT)                                                         \
+    X(_max, GSHMEMI_OP_MAX, name, T, DT)                                                         \
+    X(_sum, GSHMEMI_OP_SUM, name, T, DT)                                                         \
+    X(_prod, GSHMEMI_OP_PROD, name, T, DT)
 #define GSHMEM_REDUCE_EXT_PAIRS(X)                                                               \
-    X(_min, GSHMEMI_OP_MIN, half, __half, GSHMEMI_DT_HALF)                                       \
-    X(_max, GSHMEMI_OP_MAX, half, __half, GSHMEMI_DT_HALF)                                       \
-    X(_sum, GSHMEMI_OP_SUM, half, __half, GSHMEMI_DT_HALF)                                       \
-    X(_prod, GSHMEMI_OP_PROD, half, __half, GSHMEMI_DT_HALF)                                     \
-    X(_min, GSHMEMI_OP_MIN, bfloat16, __nv_bfloat16, GSHMEMI_DT_BFLOAT16)                        \
-    X(_max, GSHMEMI_OP_MAX, bfloat16, __nv_bfloat16, GSHMEMI_DT_BFLOAT16)                        \
-    X(_sum, GSHMEMI_OP_SUM, bfloat16, __nv_bfloat16, GSHMEMI_DT_BFLOAT16)                        \
-    X(_prod, GSHMEMI_OP_PROD, bfloat16, __nv_bfloat16, GSHMEMI_DT_BFLOAT16)
+    GSHMEMI_REDUCE_EXT_OPS(X, half, __half, GSHMEMI_DT_HALF)                                     \
+    GSHMEMI_REDUCE_EXT_OPS(X, bfloat16, __nv_bfloat16, GSHMEMI_DT_BFLOAT16)
 
 /* Collectives (other than reductions) come in every RMA type; their kernels only move bytes. */
 enum { GSHMEMI_COLL_BROADCAST, GSHMEMI_COLL_FCOLLECT, GSHMEMI_COLL_COLLECT, GSHMEMI_COLL_ALLTOALL, GSHMEMI_COLL_ALLTOALLS,
