@@ -21,7 +21,7 @@ GSHMEMI_DEV void gshmemi_signal_update(void *sig_peer, uint64_t signal, int sig_
 /* The group copies, every thread fences its own stores to the system (so the data is out before
  * the barrier, whichever thread wrote it), the group syncs, and one thread signals. */
 GSHMEMI_DEV void gshmemi_put_signal_group(void *dest_peer, const void *src, size_t n, void *sig_peer, uint64_t signal,
-                                            int sig_op, int scope)
+                                          int sig_op, int scope)
 {
     unsigned tid = gshmemi_scope_tid(scope);
     gshmemi_scope_sync(scope);
@@ -39,7 +39,7 @@ GSHMEMI_DEV void gshmemi_put_signal_group(void *dest_peer, const void *src, size
 
 template <typename T>
 GSHMEMI_DEV void gshmemi_sync_wait_all(T *ivars, size_t n, const int *status, int cmp, T value, const T *values,
-                                         const char *what)
+                                       const char *what)
 {
     for (size_t i = 0; i < n; i++) {
         if (GSHMEMI_SYNC_ACTIVE(status, i))
@@ -61,7 +61,7 @@ GSHMEMI_DEV size_t gshmemi_sync_test_any(T *ivars, size_t n, const int *status, 
 
 template <typename T>
 GSHMEMI_DEV size_t gshmemi_sync_test_some(T *ivars, size_t n, size_t *indices, const int *status, int cmp, T value,
-                                            const T *values)
+                                          const T *values)
 {
     size_t count = 0;
     for (size_t i = 0; i < n; i++)
@@ -91,7 +91,7 @@ GSHMEMI_DEV int gshmemi_sync_any_active(size_t n, const int *status)
 /* SIZE_MAX when nelems is 0 or every element is excluded (nothing could ever satisfy it). */
 template <typename T>
 GSHMEMI_DEV size_t gshmemi_sync_wait_any(T *ivars, size_t n, const int *status, int cmp, T value, const T *values,
-                                           const char *what)
+                                         const char *what)
 {
     uint64_t start = 0;
     uint32_t spins = 0;
@@ -106,7 +106,7 @@ GSHMEMI_DEV size_t gshmemi_sync_wait_any(T *ivars, size_t n, const int *status, 
 /* 0 when nelems is 0 or every element is excluded; else waits for at least one. */
 template <typename T>
 GSHMEMI_DEV size_t gshmemi_sync_wait_some(T *ivars, size_t n, size_t *indices, const int *status, int cmp, T value,
-                                            const T *values, const char *what)
+                                          const T *values, const char *what)
 {
     uint64_t start = 0;
     uint32_t spins = 0;

@@ -1,5 +1,5 @@
-/* Atomics, signals and point-to-point synchronization (OpenSHMEM 1.5 sections 9.8-9.10): the type
- * lists, the constants, the host-only declarations, and the family lists from which every routine
+/* Atomics, signals and point-to-point synchronization (OpenSHMEM 1.5 sections 9.8-9.10): the
+ * constants, the host-only declarations, and the family lists from which every routine
  * of these sections is made for host and device (how the lists work: gshmem/rma.h). The device
  * code they call is device/amo.cuh, device/p2p.cuh (gshmemi_amo_at), device/signal.cuh and
  * device/wait.cuh; the host code runtime/host_amo.c. */
@@ -8,7 +8,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
 #include <string.h>
 
 #include "rma.h"
