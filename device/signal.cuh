@@ -43,7 +43,8 @@ GSHMEMI_DEV void gshmemi_sync_wait_all(T *ivars, size_t n, const int *status, in
 {
     for (size_t i = 0; i < n; i++) {
         if (GSHMEMI_SYNC_ACTIVE(status, i))
-            (void)gshmemi_spin_until<T>(ivars + i, cmp, GSHMEMI_SYNC_VALUE(values, value, i), what, gshmemi_dstate_bound());
+            (void)gshmemi_spin_until_of(ivars + i, cmp, [&] { return GSHMEMI_SYNC_VALUE(values, value, i); }, what,
+                                        gshmemi_dstate_bound());
     }
     gshmemi_sync_done<T>();
 }

@@ -64,17 +64,25 @@ template <typename T> GSHMEMI_DEV int gshmemi_sync_test1(const T *p, int cmp, T 
     return gshmemi_sync_cmp<T>(cmp, gshmemi_sync_load(p), value);
 }
 
-/* Spins until *ivar cmp value and returns the value that satisfied it. The caller ends the wait
+/* Spins until *ivar cmp value_of() and returns the value of *ivar that satisfied it. value_of is
+ * called on every spin, as the original loops re-read a cmp_values[i]. The caller ends the wait
  * with gshmemi_sync_done<T>() (once, after all the words it waits for). */
-template <typename T, typename Bound>
-GSHMEMI_DEV T gshmemi_spin_until(const T *ivar, int cmp, T value, const char *what, const Bound &b)
+template <typename T, typename ValueOf, typename Bound>
+GSHMEMI_DEV T gshmemi_spin_until_of(const T *ivar, int cmp, const ValueOf &value_of, const char *what, const Bound &b)
 {
     uint64_t start = 0;
     uint32_t spins = 0;
-    T cur;
-    while (!gshmemi_sync_cmp<T>(cmp, cur = gshmemi_sync_load(ivar), value))
+    T cur, value;
+    /* the value before the word: the acquire must not hold back the read of cmp_values[i] */
+    while (value = value_of(), !gshmemi_sync_cmp<T>(cmp, cur = gshmemi_sync_load(ivar), value))
         if (gshmemi_wait_expired_in(&start, &spins, b)) gshmemi_wait_report_in(what, ivar, -1, b);
     return cur;
+}
+/* The same against one value. */
+template <typename T, typename Bound>
+GSHMEMI_DEV T gshmemi_spin_until(const T *ivar, int cmp, T value, const char *what, const Bound &b)
+{
+    return gshmemi_spin_until_of(ivar, cmp, [value] { return value; }, what, b);
 }
 
 #endif
