@@ -141,11 +141,11 @@ static inline int shmemx_collective_launch(const void *func, dim3 grid, dim3 blo
         return GSHMEMI_HOSTDEV_BRANCH((gshmemi_coll_group<OPC, T>(team, a, GSHMEMI_SCOPE_THREAD, __func__)),         \
                                       gshmemi_coll_host(__func__, team, &a, DT, OPC < 0 ? 0 : OPC));                \
     }                                                                                                                \
-    GSHMEMI_DEV int shmemx_##NAME##_warp PARAMS                                                                        \
+    GSHMEMI_DEV int shmemx_##NAME##_warp PARAMS                                                                      \
     {                                                                                                                \
         return gshmemi_coll_group<OPC, T>(team, ARGS, GSHMEMI_SCOPE_WARP, __func__);                                 \
     }                                                                                                                \
-    GSHMEMI_DEV int shmemx_##NAME##_block PARAMS                                                                       \
+    GSHMEMI_DEV int shmemx_##NAME##_block PARAMS                                                                     \
     {                                                                                                                \
         return gshmemi_coll_group<OPC, T>(team, ARGS, GSHMEMI_SCOPE_BLOCK, __func__);                                \
     }                                                                                                                \
