@@ -4,34 +4,44 @@
 
 #include <stdint.h>
 
+/* The one spelling of each kind of inline routine: device only, and __host__ __device__ (whose
+ * body picks its side with GSHMEMI_HOSTDEV_BRANCH). */
 #define GSHMEMI_DEV static __device__ __forceinline__
+#define GSHMEMI_HD static __host__ __device__ __forceinline__
+#ifdef __CUDA_ARCH__
+#define GSHMEMI_HOSTDEV_BRANCH(device_code, host_code) device_code
+#else
+#define GSHMEMI_HOSTDEV_BRANCH(device_code, host_code) host_code
+#endif
 
-GSHMEMI_DEV uint32_t gshmemi_ld_acquire_u32(const void *p)
-{
-    uint32_t v;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-GSHMEMI_DEV uint64_t gshmemi_ld_acquire_u64(const void *p)
-{
-    uint64_t v;
-    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-GSHMEMI_DEV uint64_t gshmemi_ld_relaxed_u64(const void *p)
-{
-    uint64_t v;
-    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-GSHMEMI_DEV void gshmemi_st_release_u64(void *p, uint64_t v)
-{
-    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-GSHMEMI_DEV void gshmemi_st_relaxed_u64(void *p, uint64_t v)
-{
-    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
+/* PTX register constraints by width. */
+#define GSHMEMI_PTX_REG32 "r"
+#define GSHMEMI_PTX_REG64 "l"
+
+/* System-scope loads and stores of 32/64-bit words, one wrapper per (semantics, width):
+ * gshmemi_ld_relaxed_u32/u64, gshmemi_ld_acquire_u32/u64, gshmemi_st_relaxed_u32/u64,
+ * gshmemi_st_release_u32/u64. */
+#define GSHMEMI_DEFINE_LD(sem, bits)                                                                       \
+    GSHMEMI_DEV uint##bits##_t gshmemi_ld_##sem##_u##bits(const void *p)                                       \
+    {                                                                                                         \
+        uint##bits##_t v;                                                                                     \
+        asm volatile("ld." #sem ".sys.global.u" #bits " %0, [%1];" : "=" GSHMEMI_PTX_REG##bits(v) : "l"(p) : "memory"); \
+        return v;                                                                                             \
+    }
+#define GSHMEMI_DEFINE_ST(sem, bits)                                                                          \
+    GSHMEMI_DEV void gshmemi_st_##sem##_u##bits(void *p, uint##bits##_t v)                                     \
+    {                                                                                                         \
+        asm volatile("st." #sem ".sys.global.u" #bits " [%0], %1;" ::"l"(p), GSHMEMI_PTX_REG##bits(v) : "memory"); \
+    }
+GSHMEMI_DEFINE_LD(relaxed, 32)
+GSHMEMI_DEFINE_LD(relaxed, 64)
+GSHMEMI_DEFINE_LD(acquire, 32)
+GSHMEMI_DEFINE_LD(acquire, 64)
+GSHMEMI_DEFINE_ST(relaxed, 64)
+GSHMEMI_DEFINE_ST(release, 64)
+#undef GSHMEMI_DEFINE_LD
+#undef GSHMEMI_DEFINE_ST
+
 /* Adds 1 to a counter, with no value returned: the signaller needs no count of its own. */
 GSHMEMI_DEV void gshmemi_red_release_inc_u64(void *p)
 {

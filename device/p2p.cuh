@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "amo.cuh"
 #include "memops.cuh"
 #include "state.cuh"
 
@@ -62,6 +63,20 @@ GSHMEMI_DEV void gshmemi_get_scope(void *dest, const void *src, size_t n, int pe
     gshmemi_scope_sync(scope);
     gshmemi_copy(dest, gshmemi_peer_ptr_at(src, n, pe, routine), n, gshmemi_scope_tid(scope), gshmemi_scope_size(scope));
     gshmemi_scope_sync(scope);
+}
+
+/* shmem_ptr on the device: NULL where pe cannot be reached by load/store or the address is not
+ * symmetric (never traps). */
+GSHMEMI_DEV void *gshmemi_shmem_ptr(const void *dest, int pe)
+{
+    if (pe < 0 || pe >= gshmemi_dstate.n_pes || !gshmemi_sym_range_ok(dest, 0)) return (void *)0;
+    return gshmemi_peer_ptr_raw(dest, pe);
+}
+
+/* An atomic on sym at pe: the peer's word as mapped here, then the operation (device/amo.cuh). */
+template <typename T> GSHMEMI_DEV T gshmemi_amo_at(int op, const T *sym, T value, T cond, int pe, const char *routine)
+{
+    return gshmemi_amo_dev<T>(op, gshmemi_peer_ptr_at(sym, 1, pe, routine), value, cond);
 }
 
 /* Strided put/get of nelems elements of es bytes by the calling group; the symmetric side spans

@@ -1,13 +1,15 @@
 /* Per-module device state. Each CUDA translation unit that includes gshmem.h gets its own
  * __constant__ copy (internal linkage, so no -rdc is needed) and registers, from a static
  * constructor, a function that the runtime calls to fill that copy at shmem_init. The function is
- * compiled into the user's module, so it uses the user's CUDA runtime and symbol table. */
+ * compiled into the user's module, so it uses the user's CUDA runtime and symbol table. The
+ * registration carries the layout version and size this module was compiled with
+ * (device/layout.h): the runtime refuses a module whose pair is not its own. */
 #ifndef GSHMEM_DEVICE_STATE_CUH
 #define GSHMEM_DEVICE_STATE_CUH
 
 #include <cuda_runtime.h>
 
-#include "gshmem/types.h"
+#include "gshmem/types.h" /* brings device/layout.h */
 
 static __constant__ gshmemi_device_state_t gshmemi_dstate;
 
@@ -18,6 +20,9 @@ static int gshmemi_module_update(const gshmemi_device_state_t *state, int device
     return (int)err;
 }
 
-__attribute__((constructor)) static void gshmemi_module_ctor(void) { gshmemi_module_register(gshmemi_module_update); }
+__attribute__((constructor)) static void gshmemi_module_ctor(void)
+{
+    gshmemi_module_register(gshmemi_module_update, GSHMEMI_DEVICE_STATE_MODULE_VERSION, sizeof(gshmemi_device_state_t));
+}
 
 #endif

@@ -11,6 +11,10 @@
 #include <stdint.h>
 
 #include "gshmem/types.h"
+/* The family lists (every typed routine, for host and device) and the host declarations of
+ * atomics, signals and point-to-point synchronization. */
+#include "gshmem/amo.h"
+#include "gshmem/rma.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,45 +101,22 @@ void gshmemi_host_quiet(void);
 void gshmemi_host_barrier_all(void);
 
 #ifndef __CUDACC__
-/* ---- routines CUDA code gets as __host__ __device__ inline (gshmem/device.cuh) ---- */
-int shmem_my_pe(void);
-int shmem_n_pes(void);
-void *shmem_ptr(const void *dest, int pe);
-void shmem_barrier_all(void);
-void shmem_quiet(void);
-void shmem_fence(void);
-void shmem_putmem(void *dest, const void *source, size_t nelems, int pe);
-void shmem_getmem(void *dest, const void *source, size_t nelems, int pe);
-void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe);
-void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe);
-#define GSHMEMI_DECL_TYPED_RMA(name, T)                                                          \
-    void shmem_##name##_p(T *dest, T value, int pe);                                             \
-    T shmem_##name##_g(const T *source, int pe);                                                 \
-    void shmem_##name##_put(T *dest, const T *source, size_t nelems, int pe);                    \
-    void shmem_##name##_get(T *dest, const T *source, size_t nelems, int pe);                    \
-    void shmem_##name##_put_nbi(T *dest, const T *source, size_t nelems, int pe);                \
-    void shmem_##name##_get_nbi(T *dest, const T *source, size_t nelems, int pe);                \
-    void shmem_##name##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe); \
-    void shmem_##name##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
-GSHMEM_RMA_TYPES(GSHMEMI_DECL_TYPED_RMA)
-#undef GSHMEMI_DECL_TYPED_RMA
-#define GSHMEMI_DECL_SIZED_RMA(bits, bytes)                                                      \
-    void shmem_put##bits(void *dest, const void *source, size_t nelems, int pe);                 \
-    void shmem_get##bits(void *dest, const void *source, size_t nelems, int pe);                 \
-    void shmem_put##bits##_nbi(void *dest, const void *source, size_t nelems, int pe);           \
-    void shmem_get##bits##_nbi(void *dest, const void *source, size_t nelems, int pe);           \
-    void shmem_iput##bits(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe); \
-    void shmem_iget##bits(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
-GSHMEM_RMA_SIZES(GSHMEMI_DECL_SIZED_RMA)
-#undef GSHMEMI_DECL_SIZED_RMA
+/* ---- routines CUDA code gets as __host__ __device__ inline (gshmem/device.cuh): their C
+ * prototypes, from the family lists of gshmem/rma.h and gshmem/amo.h, which name every routine ---- */
+#define GSHMEMI_HOSTDEV GSHMEMI_EMIT_DECL
+#define GSHMEMI_DEVONLY GSHMEMI_EMIT_NONE
+GSHMEMI_CORE_FAMILY
+GSHMEMI_RMA_FAMILY
+GSHMEMI_AMO_FAMILY
+GSHMEMI_SIGNAL_FAMILY
+#undef GSHMEMI_HOSTDEV
+#undef GSHMEMI_DEVONLY
 #endif
 
 #ifdef __cplusplus
 }
 #endif
 
-/* Atomics, signals and point-to-point synchronization (host declarations and type lists). */
-#include "gshmem/amo.h"
 /* Teams, barriers and collectives. */
 #include "gshmem/coll.h"
 

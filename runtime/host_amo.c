@@ -186,173 +186,20 @@ void shmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t va
     wait_on_stream("shmemx_signal_wait_until_on_stream", sig_addr, sizeof(uint64_t), 0, cmp, value, (cudaStream_t)stream);
 }
 
-/* ---- bits of 4- and 8-byte words (float/double travel as their representation) ---- */
-static uint64_t to_bits(const void *v, size_t width)
-{
-    uint64_t b = 0;
-    if (width == 2) {
-        uint16_t x;
-        memcpy(&x, v, 2);
-        b = x;
-    } else if (width == 4) {
-        uint32_t x;
-        memcpy(&x, v, 4);
-        b = x;
-    } else {
-        memcpy(&b, v, 8);
-    }
-    return b;
-}
-static void from_bits(void *v, uint64_t b, size_t width)
-{
-    uint32_t x = (uint32_t)b;
-    if (width == 4) memcpy(v, &x, 4);
-    else memcpy(v, &b, 8);
-}
-
 #define HOST_WAIT_ON_STREAM(name, T)                                                                          \
     void shmemx_##name##_wait_until_on_stream(T *ivar, int cmp, T value, struct CUstream_st *stream)          \
     {                                                                                                         \
         wait_on_stream("shmemx_" #name "_wait_until_on_stream", ivar, sizeof(T), !((T)-1 > (T)0), cmp,         \
-                       to_bits(&value, sizeof(T)), (cudaStream_t)stream);                                     \
+                       gshmemi_host_bits(&value, sizeof(T)), (cudaStream_t)stream);                          \
     }
 GSHMEM_SYNC_TYPES(HOST_WAIT_ON_STREAM)
 #undef HOST_WAIT_ON_STREAM
 
-/* ---- the C entry points of routines CUDA code gets inline ---- */
-#define HOST_AMO_HELPERS(name, T)                                                                             \
-    static T amo_##name(const char *routine, int op, const T *dest, T value, T cond, int pe)                  \
-    {                                                                                                         \
-        T r;                                                                                                  \
-        from_bits(&r,                                                                                         \
-                  gshmemi_host_amo(routine, op, (void *)dest, to_bits(&value, sizeof(T)), to_bits(&cond, sizeof(T)), \
-                                   sizeof(T), pe),                                                            \
-                  sizeof(T));                                                                                 \
-        return r;                                                                                             \
-    }                                                                                                         \
-    static void amo_nbi_##name(const char *routine, int op, T *fetch, const T *dest, T value, T cond, int pe) \
-    {                                                                                                         \
-        gshmemi_host_amo_fetch_nbi(routine, op, fetch, (void *)dest, to_bits(&value, sizeof(T)),              \
-                                   to_bits(&cond, sizeof(T)), sizeof(T), pe);                                 \
-    }
-GSHMEM_AMO_EXTENDED_TYPES(HOST_AMO_HELPERS)
-#undef HOST_AMO_HELPERS
-
-#define HOST_AMO_STD(name, T)                                                                                 \
-    T shmem_##name##_atomic_compare_swap(T *dest, T cond, T value, int pe)                                    \
-    {                                                                                                         \
-        return amo_##name("shmem_" #name "_atomic_compare_swap", GSHMEMI_AMO_CSWAP, dest, value, cond, pe);   \
-    }                                                                                                         \
-    T shmem_##name##_atomic_fetch_inc(T *dest, int pe)                                                        \
-    {                                                                                                         \
-        return amo_##name("shmem_" #name "_atomic_fetch_inc", GSHMEMI_AMO_FETCH_ADD, dest, (T)1, (T)0, pe);   \
-    }                                                                                                         \
-    void shmem_##name##_atomic_inc(T *dest, int pe)                                                           \
-    {                                                                                                         \
-        (void)amo_##name("shmem_" #name "_atomic_inc", GSHMEMI_AMO_ADD, dest, (T)1, (T)0, pe);                \
-    }                                                                                                         \
-    T shmem_##name##_atomic_fetch_add(T *dest, T value, int pe)                                               \
-    {                                                                                                         \
-        return amo_##name("shmem_" #name "_atomic_fetch_add", GSHMEMI_AMO_FETCH_ADD, dest, value, (T)0, pe);  \
-    }                                                                                                         \
-    void shmem_##name##_atomic_add(T *dest, T value, int pe)                                                  \
-    {                                                                                                         \
-        (void)amo_##name("shmem_" #name "_atomic_add", GSHMEMI_AMO_ADD, dest, value, (T)0, pe);               \
-    }                                                                                                         \
-    void shmem_##name##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, T value, int pe)                   \
-    {                                                                                                         \
-        amo_nbi_##name("shmem_" #name "_atomic_compare_swap_nbi", GSHMEMI_AMO_CSWAP, fetch, dest, value, cond, pe); \
-    }                                                                                                         \
-    void shmem_##name##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe)                                       \
-    {                                                                                                         \
-        amo_nbi_##name("shmem_" #name "_atomic_fetch_inc_nbi", GSHMEMI_AMO_FETCH_ADD, fetch, dest, (T)1, (T)0, pe); \
-    }                                                                                                         \
-    void shmem_##name##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe)                              \
-    {                                                                                                         \
-        amo_nbi_##name("shmem_" #name "_atomic_fetch_add_nbi", GSHMEMI_AMO_FETCH_ADD, fetch, dest, value, (T)0, pe); \
-    }
-
-#define HOST_AMO_EXT(name, T)                                                                                 \
-    T shmem_##name##_atomic_fetch(const T *source, int pe)                                                    \
-    {                                                                                                         \
-        return amo_##name("shmem_" #name "_atomic_fetch", GSHMEMI_AMO_FETCH, source, (T)0, (T)0, pe);         \
-    }                                                                                                         \
-    void shmem_##name##_atomic_set(T *dest, T value, int pe)                                                  \
-    {                                                                                                         \
-        (void)amo_##name("shmem_" #name "_atomic_set", GSHMEMI_AMO_SET, dest, value, (T)0, pe);               \
-    }                                                                                                         \
-    T shmem_##name##_atomic_swap(T *dest, T value, int pe)                                                    \
-    {                                                                                                         \
-        return amo_##name("shmem_" #name "_atomic_swap", GSHMEMI_AMO_SWAP, dest, value, (T)0, pe);            \
-    }                                                                                                         \
-    void shmem_##name##_atomic_fetch_nbi(T *fetch, const T *source, int pe)                                   \
-    {                                                                                                         \
-        amo_nbi_##name("shmem_" #name "_atomic_fetch_nbi", GSHMEMI_AMO_FETCH, fetch, source, (T)0, (T)0, pe); \
-    }                                                                                                         \
-    void shmem_##name##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe)                                   \
-    {                                                                                                         \
-        amo_nbi_##name("shmem_" #name "_atomic_swap_nbi", GSHMEMI_AMO_SWAP, fetch, dest, value, (T)0, pe);    \
-    }
-
-#define HOST_AMO_BIT1(name, T, op, OP)                                                                        \
-    T shmem_##name##_atomic_fetch_##op(T *dest, T value, int pe)                                              \
-    {                                                                                                         \
-        return amo_##name("shmem_" #name "_atomic_fetch_" #op, GSHMEMI_AMO_FETCH_##OP, dest, value, (T)0, pe); \
-    }                                                                                                         \
-    void shmem_##name##_atomic_##op(T *dest, T value, int pe)                                                 \
-    {                                                                                                         \
-        (void)amo_##name("shmem_" #name "_atomic_" #op, GSHMEMI_AMO_##OP, dest, value, (T)0, pe);             \
-    }                                                                                                         \
-    void shmem_##name##_atomic_fetch_##op##_nbi(T *fetch, T *dest, T value, int pe)                           \
-    {                                                                                                         \
-        amo_nbi_##name("shmem_" #name "_atomic_fetch_" #op "_nbi", GSHMEMI_AMO_FETCH_##OP, fetch, dest, value, \
-                       (T)0, pe);                                                                             \
-    }
-#define HOST_AMO_BIT(name, T)                                                                                 \
-    HOST_AMO_BIT1(name, T, and, AND)                                                                          \
-    HOST_AMO_BIT1(name, T, or, OR)                                                                            \
-    HOST_AMO_BIT1(name, T, xor, XOR)
-
-GSHMEM_AMO_TYPES(HOST_AMO_STD)
-GSHMEM_AMO_EXTENDED_TYPES(HOST_AMO_EXT)
-GSHMEM_AMO_BITWISE_TYPES(HOST_AMO_BIT)
-#undef HOST_AMO_STD
-#undef HOST_AMO_EXT
-#undef HOST_AMO_BIT
-#undef HOST_AMO_BIT1
-
-void shmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op,
-                         int pe)
-{
-    gshmemi_host_putmem_signal("shmem_putmem_signal", dest, source, nelems, sig_addr, signal, sig_op, pe, 1);
-}
-void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
-                             int sig_op, int pe)
-{
-    gshmemi_host_putmem_signal("shmem_putmem_signal_nbi", dest, source, nelems, sig_addr, signal, sig_op, pe, 0);
-}
-#define HOST_PUT_SIGNAL(name, T)                                                                              \
-    void shmem_##name##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, \
-                                   int sig_op, int pe)                                                        \
-    {                                                                                                         \
-        gshmemi_host_putmem_signal("shmem_" #name "_put_signal", dest, source, nelems * sizeof(T), sig_addr,  \
-                                   signal, sig_op, pe, 1);                                                    \
-    }                                                                                                         \
-    void shmem_##name##_put_signal_nbi(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,           \
-                                       uint64_t signal, int sig_op, int pe)                                   \
-    {                                                                                                         \
-        gshmemi_host_putmem_signal("shmem_" #name "_put_signal_nbi", dest, source, nelems * sizeof(T),        \
-                                   sig_addr, signal, sig_op, pe, 0);                                          \
-    }
-GSHMEM_RMA_TYPES(HOST_PUT_SIGNAL)
-#undef HOST_PUT_SIGNAL
-
-void shmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
-{
-    gshmemi_host_putmem_signal("shmemx_signal_op", NULL, NULL, 0, sig_addr, signal, sig_op, pe, 1);
-}
-uint64_t shmem_signal_fetch(const uint64_t *sig_addr) { return gshmemi_host_signal_fetch(sig_addr); }
-uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
-{
-    return gshmemi_host_signal_wait_until(sig_addr, cmp, cmp_value);
-}
+/* ---- the C entry points of routines CUDA code gets inline: the host bodies of the rows of
+ * GSHMEMI_AMO_FAMILY and GSHMEMI_SIGNAL_FAMILY (include/gshmem/amo.h), which list their names ---- */
+#define GSHMEMI_HOSTDEV GSHMEMI_EMIT_HOST
+#define GSHMEMI_DEVONLY GSHMEMI_EMIT_NONE
+GSHMEMI_AMO_FAMILY
+GSHMEMI_SIGNAL_FAMILY
+#undef GSHMEMI_HOSTDEV
+#undef GSHMEMI_DEVONLY

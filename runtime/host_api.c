@@ -208,54 +208,11 @@ void shmemx_quiet_on_stream(struct CUstream_st *stream)
     if (gshmemi_launch_quiet((cudaStream_t)stream) != GSHMEMI_OK) GSHMEMI_ERROR("api", "shmemx_quiet_on_stream failed");
 }
 
-/* ---- the C entry points of routines CUDA code gets inline ---- */
-int shmem_my_pe(void) { return gshmemi_host_my_pe(); }
-int shmem_n_pes(void) { return gshmemi_host_n_pes(); }
-void *shmem_ptr(const void *dest, int pe) { return gshmemi_host_ptr(dest, pe); }
-void shmem_barrier_all(void) { gshmemi_host_barrier_all(); }
-void shmem_quiet(void) { gshmemi_host_quiet(); }
-void shmem_fence(void) { gshmemi_host_quiet(); }
-void shmem_putmem(void *d, const void *s, size_t n, int pe) { gshmemi_host_putmem(d, s, n, pe, 1); }
-void shmem_getmem(void *d, const void *s, size_t n, int pe) { gshmemi_host_getmem(d, s, n, pe, 1); }
-void shmem_putmem_nbi(void *d, const void *s, size_t n, int pe) { gshmemi_host_putmem(d, s, n, pe, 0); }
-void shmem_getmem_nbi(void *d, const void *s, size_t n, int pe) { gshmemi_host_getmem(d, s, n, pe, 0); }
-
-#define GSHMEMI_HOST_TYPED_RMA(name, T)                                                                    \
-    void shmem_##name##_p(T *dest, T value, int pe) { gshmemi_host_putmem(dest, &value, sizeof(T), pe, 1); } \
-    T shmem_##name##_g(const T *source, int pe)                                                            \
-    {                                                                                                      \
-        T value;                                                                                           \
-        memset(&value, 0, sizeof(value));                                                                  \
-        gshmemi_host_getmem(&value, source, sizeof(T), pe, 1);                                             \
-        return value;                                                                                      \
-    }                                                                                                      \
-    void shmem_##name##_put(T *d, const T *s, size_t n, int pe) { gshmemi_host_putmem(d, s, n * sizeof(T), pe, 1); } \
-    void shmem_##name##_get(T *d, const T *s, size_t n, int pe) { gshmemi_host_getmem(d, s, n * sizeof(T), pe, 1); } \
-    void shmem_##name##_put_nbi(T *d, const T *s, size_t n, int pe) { gshmemi_host_putmem(d, s, n * sizeof(T), pe, 0); } \
-    void shmem_##name##_get_nbi(T *d, const T *s, size_t n, int pe) { gshmemi_host_getmem(d, s, n * sizeof(T), pe, 0); } \
-    void shmem_##name##_iput(T *d, const T *s, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe)             \
-    {                                                                                                      \
-        gshmemi_host_iput(d, s, dst, sst, n, sizeof(T), pe);                                               \
-    }                                                                                                      \
-    void shmem_##name##_iget(T *d, const T *s, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe)             \
-    {                                                                                                      \
-        gshmemi_host_iget(d, s, dst, sst, n, sizeof(T), pe);                                               \
-    }
-GSHMEM_RMA_TYPES(GSHMEMI_HOST_TYPED_RMA)
-#undef GSHMEMI_HOST_TYPED_RMA
-
-#define GSHMEMI_HOST_SIZED_RMA(bits, bytes)                                                                \
-    void shmem_put##bits(void *d, const void *s, size_t n, int pe) { gshmemi_host_putmem(d, s, n * bytes, pe, 1); } \
-    void shmem_get##bits(void *d, const void *s, size_t n, int pe) { gshmemi_host_getmem(d, s, n * bytes, pe, 1); } \
-    void shmem_put##bits##_nbi(void *d, const void *s, size_t n, int pe) { gshmemi_host_putmem(d, s, n * bytes, pe, 0); } \
-    void shmem_get##bits##_nbi(void *d, const void *s, size_t n, int pe) { gshmemi_host_getmem(d, s, n * bytes, pe, 0); } \
-    void shmem_iput##bits(void *d, const void *s, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe)          \
-    {                                                                                                      \
-        gshmemi_host_iput(d, s, dst, sst, n, bytes, pe);                                                   \
-    }                                                                                                      \
-    void shmem_iget##bits(void *d, const void *s, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe)          \
-    {                                                                                                      \
-        gshmemi_host_iget(d, s, dst, sst, n, bytes, pe);                                                   \
-    }
-GSHMEM_RMA_SIZES(GSHMEMI_HOST_SIZED_RMA)
-#undef GSHMEMI_HOST_SIZED_RMA
+/* ---- the C entry points of routines CUDA code gets inline: the host bodies of the rows of
+ * GSHMEMI_CORE_FAMILY and GSHMEMI_RMA_FAMILY (include/gshmem/rma.h), which list their names ---- */
+#define GSHMEMI_HOSTDEV GSHMEMI_EMIT_HOST
+#define GSHMEMI_DEVONLY GSHMEMI_EMIT_NONE
+GSHMEMI_CORE_FAMILY
+GSHMEMI_RMA_FAMILY
+#undef GSHMEMI_HOSTDEV
+#undef GSHMEMI_DEVONLY

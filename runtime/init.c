@@ -19,54 +19,6 @@ _Static_assert(sizeof(shmemx_uniqueid_t) == sizeof(gshmemi_uid_t), "uniqueid lay
 /* Transports in order of preference; the first that reaches a peer serves it. */
 static const gshmemi_transport_t *const transports[] = {&gshmemi_transport_p2p};
 
-/* ---- device modules ---- */
-#define GSHMEMI_MAX_MODULES 1024
-static gshmemi_module_update_fn modules[GSHMEMI_MAX_MODULES];
-static int n_modules;
-
-void gshmemi_module_register(gshmemi_module_update_fn update)
-{
-    if (n_modules == GSHMEMI_MAX_MODULES) {
-        GSHMEMI_ERROR("init", "more than %d CUDA translation units include gshmem.h", GSHMEMI_MAX_MODULES);
-        return;
-    }
-    modules[n_modules++] = update;
-    /* A module loaded after shmem_init (dlopen) gets the state at once. */
-    if (gshmemi_state.initialized) {
-        int err = update(&gshmemi_state.dstate, gshmemi_state.device);
-        if (err) GSHMEMI_ERROR("init", "setting the device state of a late-loaded module failed: %s", cudaGetErrorString((cudaError_t)err));
-    }
-}
-
-int gshmemi_modules_update(void)
-{
-    for (int i = 0; i < n_modules; i++) {
-        int err = modules[i](&gshmemi_state.dstate, gshmemi_state.device);
-        if (err) {
-            GSHMEMI_ERROR("init", "setting the device state of module %d failed: %s", i, cudaGetErrorString((cudaError_t)err));
-            return GSHMEMI_ERR_CUDA;
-        }
-    }
-    return GSHMEMI_OK;
-}
-
-/* At finalize every module's device copy goes back to "not initialized" instead of pointing at
- * freed memory; a later shmem_init fills it anew. Harmless if it fails (a finalize from an atexit
- * handler may run after the CUDA runtime has unloaded): logged at info only. */
-static void modules_clear(int device)
-{
-    gshmemi_device_state_t zero;
-
-    memset(&zero, 0, sizeof(zero));
-    for (int i = 0; i < n_modules; i++) {
-        int err = modules[i](&zero, device);
-        if (err) {
-            GSHMEMI_INFO("finalize", "clearing the device state of module %d failed: %s", i, cudaGetErrorString((cudaError_t)err));
-            return;
-        }
-    }
-}
-
 int gshmemi_in_heap(const void *ptr, size_t len)
 {
     const char *p = (const char *)ptr, *base = gshmemi_state.heap.my_base;
@@ -286,6 +238,7 @@ static int init_impl(unsigned flags, shmemx_init_attr_t *attr)
     gshmemi_state_t *st = &gshmemi_state;
 
     if (st->initialized) return GSHMEMI_OK;
+    GSHMEMI_CHECK(gshmemi_modules_check()); /* before anything is opened: a refusal leaves nothing behind */
     GSHMEMI_CHECK(gshmemi_env_init());
     GSHMEMI_CHECK(gshmemi_driver_load());
     GSHMEMI_CHECK(bootstrap_open(flags, attr, &st->bs));
@@ -374,7 +327,7 @@ void shmem_finalize(void)
     cudaFree(st->d_peer_base);
     cudaStreamDestroy(st->stream);
     st->bs->finalize(st->bs);
-    modules_clear(st->device);
+    gshmemi_modules_clear(st->device);
     gshmemi_cu.cuDevicePrimaryCtxRelease(st->cudev);
     free(st->peers);
     free(st->local_pe);

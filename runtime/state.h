@@ -59,8 +59,14 @@ typedef struct {
 
 extern gshmemi_state_t gshmemi_state;
 
+/* runtime/modules.c: the CUDA modules that include gshmem.h. */
+/* Refuses (logged, GSHMEMI_ERR_INVALID) if a module registered so far was built against another
+ * device state layout; shmem_init's first step. */
+int gshmemi_modules_check(void);
 /* Calls every registered module's state update; at init and whenever dstate changes. */
 int gshmemi_modules_update(void);
+/* Finalize: every module's device copy back to zero ("not initialized"). */
+void gshmemi_modules_clear(int device);
 /* Host-side check that [ptr, ptr+len) lies in this PE's heap. */
 int gshmemi_in_heap(const void *ptr, size_t len);
 

@@ -10,7 +10,7 @@
 
 #include "device/coll.cuh"
 
-GSHMEMI_D int gshmemi_dev_team_my_pe(shmem_team_t team)
+GSHMEMI_DEV int gshmemi_dev_team_my_pe(shmem_team_t team)
 {
     if (team != SHMEM_TEAM_WORLD && (team < 0 || team >= gshmemi_dstate.max_teams || gshmemi_dstate.teams[team].size == 0))
         return -1;
@@ -20,7 +20,7 @@ GSHMEMI_HD int shmem_team_my_pe(shmem_team_t team)
 {
     return GSHMEMI_HOSTDEV_BRANCH(gshmemi_dev_team_my_pe(team), gshmemi_host_team_my_pe(team));
 }
-GSHMEMI_D int gshmemi_dev_team_n_pes(shmem_team_t team)
+GSHMEMI_DEV int gshmemi_dev_team_n_pes(shmem_team_t team)
 {
     if (team != SHMEM_TEAM_WORLD && (team < 0 || team >= gshmemi_dstate.max_teams || gshmemi_dstate.teams[team].size == 0))
         return -1;
@@ -30,7 +30,7 @@ GSHMEMI_HD int shmem_team_n_pes(shmem_team_t team)
 {
     return GSHMEMI_HOSTDEV_BRANCH(gshmemi_dev_team_n_pes(team), gshmemi_host_team_n_pes(team));
 }
-GSHMEMI_D int gshmemi_dev_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
+GSHMEMI_DEV int gshmemi_dev_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
 {
     if (gshmemi_dev_team_n_pes(src_team) < 0 || gshmemi_dev_team_n_pes(dest_team) < 0) return -1;
     gshmemi_team_dev_t s = gshmemi_team_get(src_team, __func__), d = gshmemi_team_get(dest_team, __func__);
@@ -141,15 +141,15 @@ static inline int shmemx_collective_launch(const void *func, dim3 grid, dim3 blo
         return GSHMEMI_HOSTDEV_BRANCH((gshmemi_coll_group<OPC, T>(team, a, GSHMEMI_SCOPE_THREAD, __func__)),         \
                                       gshmemi_coll_host(__func__, team, &a, DT, OPC < 0 ? 0 : OPC));                \
     }                                                                                                                \
-    GSHMEMI_D int shmemx_##NAME##_warp PARAMS                                                                        \
+    GSHMEMI_DEV int shmemx_##NAME##_warp PARAMS                                                                      \
     {                                                                                                                \
         return gshmemi_coll_group<OPC, T>(team, ARGS, GSHMEMI_SCOPE_WARP, __func__);                                 \
     }                                                                                                                \
-    GSHMEMI_D int shmemx_##NAME##_block PARAMS                                                                       \
+    GSHMEMI_DEV int shmemx_##NAME##_block PARAMS                                                                     \
     {                                                                                                                \
         return gshmemi_coll_group<OPC, T>(team, ARGS, GSHMEMI_SCOPE_BLOCK, __func__);                                \
     }                                                                                                                \
-    GSHMEMI_D int shmemx_##NAME##_grid PARAMS { return gshmemi_coll_grid<OPC, T>(team, ARGS, __func__); }
+    GSHMEMI_DEV int shmemx_##NAME##_grid PARAMS { return gshmemi_coll_grid<OPC, T>(team, ARGS, __func__); }
 
 #define GSHMEMI_DEVICE_MOVE(name, T)                                                                                 \
     GSHMEMI_DEVICE_COLL_FORMS(name##_broadcast, (shmem_team_t team, T * dest, const T *source, size_t nelems, int PE_root), \

@@ -5,31 +5,51 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Every standard RMA type, as (name, C type). A new type is one line here. */
+/* Bitwise AMO types: fetch_and, and, fetch_or, or, fetch_xor, xor. */
+#define GSHMEM_AMO_BITWISE_TYPES(X)                                                              \
+    X(uint, unsigned int)                                                                        \
+    X(ulong, unsigned long)                                                                      \
+    X(ulonglong, unsigned long long)                                                             \
+    X(int32, int32_t)                                                                            \
+    X(int64, int64_t)                                                                            \
+    X(uint32, uint32_t)                                                                          \
+    X(uint64, uint64_t)
+
+/* Standard AMO types: fetch_inc, inc, fetch_add, add, compare_swap (and the extended ops). */
+#define GSHMEM_AMO_TYPES(X)                                                                      \
+    X(int, int)                                                                                  \
+    X(long, long)                                                                                \
+    X(longlong, long long)                                                                       \
+    GSHMEM_AMO_BITWISE_TYPES(X)                                                                  \
+    X(size, size_t)                                                                              \
+    X(ptrdiff, ptrdiff_t)
+
+/* Extended AMO types: fetch, set, swap. */
+#define GSHMEM_AMO_EXTENDED_TYPES(X)                                                             \
+    GSHMEM_AMO_TYPES(X)                                                                          \
+    X(float, float)                                                                              \
+    X(double, double)
+
+/* Point-to-point synchronization types: wait_until_{all,any,some}[_vector], test* and the
+ * on-stream waits. */
+#define GSHMEM_SYNC_TYPES(X)                                                                     \
+    X(short, short)                                                                              \
+    X(ushort, unsigned short)                                                                    \
+    GSHMEM_AMO_TYPES(X)
+
+/* Every standard RMA type, as (name, C type): the synchronization types and these. A new type is
+ * one line in the narrowest list it belongs to. */
 #define GSHMEM_RMA_TYPES(X)                                                                      \
     X(float, float)                                                                              \
     X(double, double)                                                                            \
     X(char, char)                                                                                \
     X(schar, signed char)                                                                        \
-    X(short, short)                                                                              \
-    X(int, int)                                                                                  \
-    X(long, long)                                                                                \
-    X(longlong, long long)                                                                       \
     X(uchar, unsigned char)                                                                      \
-    X(ushort, unsigned short)                                                                    \
-    X(uint, unsigned int)                                                                        \
-    X(ulong, unsigned long)                                                                      \
-    X(ulonglong, unsigned long long)                                                             \
     X(int8, int8_t)                                                                              \
     X(int16, int16_t)                                                                            \
-    X(int32, int32_t)                                                                            \
-    X(int64, int64_t)                                                                            \
     X(uint8, uint8_t)                                                                            \
     X(uint16, uint16_t)                                                                          \
-    X(uint32, uint32_t)                                                                          \
-    X(uint64, uint64_t)                                                                          \
-    X(size, size_t)                                                                              \
-    X(ptrdiff, ptrdiff_t)
+    GSHMEM_SYNC_TYPES(X)
 
 /* The sizes of shmem_putSIZE / getSIZE / iputSIZE / igetSIZE, as (bits, bytes). */
 #define GSHMEM_RMA_SIZES(X) X(8, 1) X(16, 2) X(32, 4) X(64, 8) X(128, 16)
@@ -142,15 +162,14 @@ enum { GSHMEMI_OP_AND, GSHMEMI_OP_OR, GSHMEMI_OP_XOR, GSHMEMI_OP_MIN, GSHMEMI_OP
     GSHMEM_REDUCE_ARITH_TYPES(X, _sum, GSHMEMI_OP_SUM)                                           \
     GSHMEM_REDUCE_ARITH_TYPES(X, _prod, GSHMEMI_OP_PROD)
 /* half and bfloat16 (CUDA code only): min, max, sum, prod. */
+#define GSHMEMI_REDUCE_EXT_OPS(X, name, T, DT)                                                   \
+    X(_min, GSHMEMI_OP_MIN, name, T, DT)                                                         \
+    X(_max, GSHMEMI_OP_MAX, name, T, DT)                                                         \
+    X(_sum, GSHMEMI_OP_SUM, name, T, DT)                                                         \
+    X(_prod, GSHMEMI_OP_PROD, name, T, DT)
 #define GSHMEM_REDUCE_EXT_PAIRS(X)                                                               \
-    X(_min, GSHMEMI_OP_MIN, half, __half, GSHMEMI_DT_HALF)                                       \
-    X(_max, GSHMEMI_OP_MAX, half, __half, GSHMEMI_DT_HALF)                                       \
-    X(_sum, GSHMEMI_OP_SUM, half, __half, GSHMEMI_DT_HALF)                                       \
-    X(_prod, GSHMEMI_OP_PROD, half, __half, GSHMEMI_DT_HALF)                                     \
-    X(_min, GSHMEMI_OP_MIN, bfloat16, __nv_bfloat16, GSHMEMI_DT_BFLOAT16)                        \
-    X(_max, GSHMEMI_OP_MAX, bfloat16, __nv_bfloat16, GSHMEMI_DT_BFLOAT16)                        \
-    X(_sum, GSHMEMI_OP_SUM, bfloat16, __nv_bfloat16, GSHMEMI_DT_BFLOAT16)                        \
-    X(_prod, GSHMEMI_OP_PROD, bfloat16, __nv_bfloat16, GSHMEMI_DT_BFLOAT16)
+    GSHMEMI_REDUCE_EXT_OPS(X, half, __half, GSHMEMI_DT_HALF)                                     \
+    GSHMEMI_REDUCE_EXT_OPS(X, bfloat16, __nv_bfloat16, GSHMEMI_DT_BFLOAT16)
 
 /* Collectives (other than reductions) come in every RMA type; their kernels only move bytes. */
 enum { GSHMEMI_COLL_BROADCAST, GSHMEMI_COLL_FCOLLECT, GSHMEMI_COLL_COLLECT, GSHMEMI_COLL_ALLTOALL, GSHMEMI_COLL_ALLTOALLS,
@@ -158,94 +177,9 @@ enum { GSHMEMI_COLL_BROADCAST, GSHMEMI_COLL_FCOLLECT, GSHMEMI_COLL_COLLECT, GSHM
 /* Protocols (GSHMEM_COLL_PROTO forces one). */
 enum { GSHMEMI_PROTO_AUTO = 0, GSHMEMI_PROTO_LL = 1, GSHMEMI_PROTO_LL128 = 2, GSHMEMI_PROTO_DIRECT = 3, GSHMEMI_PROTO_SIMPLE = 4 };
 
-/* pSync geometry. Every team owns one slot of a pool reserved at init (the same offsets on every
- * PE); a slot holds a barrier area per slice (a CTA of a multi-CTA collective, or the one group of
- * a device call) and LL buffers. Sizes are multiples of 128 bytes, so no two teams or slices share
- * a cache line. */
-#define GSHMEMI_COLL_SLICES 128     /* CTAs of one on-stream collective, at most */
-#define GSHMEMI_BARRIER_WORDS 64    /* flags per slice: rounds * (radix - 1) <= this */
-#define GSHMEMI_SEQ_WORDS (2 * GSHMEMI_COLL_SLICES) /* a team's counters: step numbers, syncs */
-#define GSHMEMI_LL_SLICE_BYTES 4096 /* LL buffer per (parity, slice, source PE): 256 lines of 16 B */
-#define GSHMEMI_LL_SLICE_DATA (GSHMEMI_LL_SLICE_BYTES / 2)
-#define GSHMEMI_LL_MAX_SLICES 16
-#define GSHMEMI_SIMPLE_SLICES 64            /* slices with SIMPLE buffers (teams that have them) */
-#define GSHMEMI_SIMPLE_CHUNK (32u << 10)    /* one SIMPLE slot: the bytes of one step */
-#define GSHMEMI_SIMPLE_SLOTS 2              /* ring of slots per (slice, source member) */
-/* LL128: 128-byte lines of 120 data bytes and an 8-byte flag (world team only, like SIMPLE). */
-#define GSHMEMI_LL128_SLICES 64
-#define GSHMEMI_LL128_SLICE_BYTES (16u << 10) /* per (parity, slice, source member): 128 lines */
-#define GSHMEMI_LL128_SLICE_DATA (GSHMEMI_LL128_SLICE_BYTES / 128 * 120)
-/* Byte offsets inside a slot: barrier words, the collect count word (a line of its own), the
- * broadcast acknowledgements ([slice][member] words), then LL (offset kept in the team). */
-#define GSHMEMI_PSYNC_COLLECT_OFF ((size_t)GSHMEMI_COLL_SLICES * GSHMEMI_BARRIER_WORDS * 8)
-#define GSHMEMI_PSYNC_ACK_OFF (GSHMEMI_PSYNC_COLLECT_OFF + 128)
-
-/* A team as device code sees it. Member i is world PE start + i * stride. */
-typedef struct gshmemi_team_dev {
-    int size;
-    int my_idx;          /* -1: this PE is not a member */
-    int start, stride;
-    int radix;           /* dissemination radix, clamped to the size */
-    int ll_slices;       /* slices with LL buffers */
-    uint64_t *barrier;   /* symmetric: [GSHMEMI_COLL_SLICES][GSHMEMI_BARRIER_WORDS] flags */
-    char *ll;            /* symmetric: [2][ll_slices][size][GSHMEMI_LL_SLICE_BYTES] */
-    uint64_t *ack;       /* symmetric: [GSHMEMI_COLL_SLICES][size] broadcast acknowledgements */
-    int simple_slices;   /* 0: no SIMPLE buffers (only the world team has them) */
-    char *simple;        /* symmetric: [GSHMEMI_SIMPLE_SLOTS][simple_slices][size][GSHMEMI_SIMPLE_CHUNK] */
-    uint64_t *simple_flags; /* symmetric: [simple_slices][size] last step a member put here */
-    uint64_t *simple_credit; /* symmetric: [simple_slices][size] last step a member has consumed */
-    uint64_t *simple_steps;  /* this PE's SIMPLE step counters, [simple_slices] (device memory) */
-    int ll128_slices;    /* 0: no LL128 buffers (only the world team has them) */
-    char *ll128;         /* symmetric: [2][ll128_slices][size][GSHMEMI_LL128_SLICE_BYTES] */
-    uint64_t *seq;       /* this PE's counters, [GSHMEMI_SEQ_WORDS] (device memory): LL/LL128 step
-                          * numbers per slice, then syncs done per slice */
-} gshmemi_team_dev_t;
-
-/* One collective call, as the kernels see it. */
-typedef struct gshmemi_coll_args {
-    int kind;           /* GSHMEMI_COLL_* */
-    int proto;          /* GSHMEMI_PROTO_*, resolved (never AUTO) */
-    int root;           /* broadcast: the root's index in the team */
-    void *dest;
-    const void *src;
-    size_t nelems;      /* as the OpenSHMEM routine counts: per block (fcollect, alltoall), per result (reduce) */
-    size_t es;          /* element size */
-    ptrdiff_t dst, sst; /* alltoalls strides, in elements */
-} gshmemi_coll_args_t;
-
-/* PEs whose heap base is kept in constant memory; the rest are read from global memory. */
-#define GSHMEMI_CONST_PEERS 32
-
-/* What every device code module sees of the runtime (one copy per module, in __constant__). */
-typedef struct gshmemi_device_state {
-    int initialized;
-    int my_pe;
-    int n_pes;
-    int debug_checks;            /* GSHMEM_DEBUG_CHECKS: validate PE and address on every device call */
-    char *heap_base;             /* this PE's heap: symmetric addresses live in [heap_base, +heap_size) */
-    size_t heap_size;
-    char *const *peer_base;      /* device array [n_pes]: peer's heap as mapped here, NULL if unreachable */
-    int max_teams;
-    const gshmemi_team_dev_t *teams; /* device array [max_teams]; handles index it */
-    gshmemi_team_dev_t world;    /* teams[SHMEM_TEAM_WORLD], read through the constant cache */
-    int coll_proto;              /* GSHMEM_COLL_PROTO: GSHMEMI_PROTO_* */
-    size_t coll_ll_max;          /* GSHMEM_COLL_LL_MAX: largest block (bytes) sent by LL */
-    size_t coll_simple_max;      /* GSHMEM_COLL_SIMPLE_MAX: largest block sent by SIMPLE */
-    size_t coll_ll128_max;       /* GSHMEM_COLL_LL128_MAX: largest block sent by LL128 */
-    size_t coll_oneshot_max;     /* GSHMEM_COLL_ONESHOT_MAX: largest 2-PE direct reduction done one-shot */
-    size_t coll_push_min;        /* GSHMEM_COLL_PUSH_MIN: smallest fcollect/alltoall block DIRECT stores */
-    size_t coll_push_reduce_min; /* GSHMEM_COLL_PUSH_REDUCE_MIN: smallest 2-PE reduction two-shot by stores */
-    uint64_t wait_timeout_ns;    /* device waits on other PEs trap after this long; 0 = never */
-    char *peer_base_c[GSHMEMI_CONST_PEERS]; /* first PEs of peer_base, read through the constant cache */
-} gshmemi_device_state_t;
-
-
-/* Each CUDA module's device state is filled through a function compiled into that module. */
-typedef int (*gshmemi_module_update_fn)(const gshmemi_device_state_t *state, int device);
-#ifdef __cplusplus
-extern "C"
-#endif
-    void
-    gshmemi_module_register(gshmemi_module_update_fn update);
+/* Internal layouts the inline device code needs (pSync geometry, team descriptor, device state).
+ * Installed as gshmem/device/layout.h; the quoted path finds it there and, in the source tree, in
+ * the top-level device/ folder. */
+#include "device/layout.h"
 
 #endif

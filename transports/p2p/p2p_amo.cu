@@ -5,8 +5,11 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "gshmem.h"
+/* Only the stateless device headers: including gshmem.h would make this file a registered device
+ * module of its own. The wait's bound comes in its arguments instead. */
 #include "../transport.h"
+#include "device/amo.cuh"
+#include "device/wait.cuh"
 
 typedef struct {
     void *word;       /* the peer's word as mapped here */
@@ -20,8 +23,17 @@ typedef struct {
     uint64_t value;   /* width bytes, zero-extended */
     uint64_t *out;
     int width, is_signed, cmp;
+    int my_pe;        /* named in a timeout report */
+    uint64_t timeout_ns; /* GSHMEM_DEVICE_WAIT_TIMEOUT; 0 = never */
     char what[96];    /* routine named in a timeout report */
 } p2p_wait_args_t;
+
+/* The bound of the stream-ordered wait (device/wait.cuh), from its arguments. */
+struct p2p_wait_bound {
+    const p2p_wait_args_t *a;
+    __device__ __forceinline__ uint64_t timeout_ns() const { return a->timeout_ns; }
+    __device__ __forceinline__ int my_pe() const { return a->my_pe; }
+};
 
 /* One result slot for the blocking forms; the lock keeps concurrent host threads apart. */
 static __device__ uint64_t p2p_result;
@@ -37,24 +49,19 @@ static __global__ void p2p_amo_kernel(p2p_amo_args_t a)
     if (a.out) *a.out = old;
 }
 
-static __device__ __forceinline__ long long p2p_sext(uint64_t v, int width)
+/* The word as a T of its width and signedness, so that the shared wait compares as the typed
+ * routine would. */
+template <typename T> static __device__ __forceinline__ uint64_t p2p_wait_as(const p2p_wait_args_t &a)
 {
-    return width == 2 ? (long long)(int16_t)v : width == 4 ? (long long)(int32_t)v : (long long)v;
+    return (uint64_t)gshmemi_spin_until<T>((const T *)a.ivar, a.cmp, (T)a.value, a.what, p2p_wait_bound{&a});
 }
 
 static __global__ void p2p_wait_kernel(p2p_wait_args_t a)
 {
-    uint64_t start = 0, cur;
-    uint32_t spins = 0;
-    for (;;) {
-        if (a.width == 8) cur = gshmemi_ld_acquire_u64(a.ivar);
-        else if (a.width == 4) cur = gshmemi_ld_acquire_u32(a.ivar);
-        else cur = *(const volatile uint16_t *)a.ivar;
-        int ok = a.is_signed ? gshmemi_cmp(a.cmp, p2p_sext(cur, a.width), p2p_sext(a.value, a.width))
-                             : gshmemi_cmp_u(a.cmp, cur, a.value);
-        if (ok) break;
-        gshmemi_wait_check(&start, &spins, a.what, a.ivar, -1);
-    }
+    uint64_t cur;
+    if (a.width == 8) cur = a.is_signed ? p2p_wait_as<int64_t>(a) : p2p_wait_as<uint64_t>(a);
+    else if (a.width == 4) cur = a.is_signed ? p2p_wait_as<int32_t>(a) : p2p_wait_as<uint32_t>(a);
+    else cur = a.is_signed ? p2p_wait_as<int16_t>(a) : p2p_wait_as<uint16_t>(a);
     __threadfence_system(); /* what the writer released before the word is visible to later work */
     if (a.out) *a.out = cur;
 }
@@ -103,8 +110,9 @@ extern "C" int gshmemi_p2p_wait_local(gshmemi_state_t *st, const void *ivar, siz
                                       uint64_t value, const char *what, cudaStream_t stream)
 {
     p2p_wait_args_t a;
-    (void)st;
     memset(&a, 0, sizeof(a));
+    a.my_pe = st->my_pe;
+    a.timeout_ns = st->dstate.wait_timeout_ns;
     a.ivar = ivar;
     a.value = value;
     a.width = (int)width;

@@ -1,0 +1,117 @@
+/* Internal layouts shared by the runtime (C) and the inline device code: the pSync geometry, a
+ * team as device code sees it, one collective call's arguments and the per-module device state.
+ * Not part of the API: users include gshmem.h, which brings this in through gshmem/types.h. */
+#ifndef GSHMEM_DEVICE_LAYOUT_H
+#define GSHMEM_DEVICE_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* pSync geometry. Every team owns one slot of a pool reserved at init (the same offsets on every
+ * PE); a slot holds a barrier area per slice (a CTA of a multi-CTA collective, or the one group of
+ * a device call) and LL buffers. Sizes are multiples of 128 bytes, so no two teams or slices share
+ * a cache line. */
+#define GSHMEMI_COLL_SLICES 128     /* CTAs of one on-stream collective, at most */
+#define GSHMEMI_BARRIER_WORDS 64    /* flags per slice: rounds * (radix - 1) <= this */
+#define GSHMEMI_SEQ_WORDS (2 * GSHMEMI_COLL_SLICES) /* a team's counters: step numbers, syncs */
+#define GSHMEMI_LL_SLICE_BYTES 4096 /* LL buffer per (parity, slice, source PE): 256 lines of 16 B */
+#define GSHMEMI_LL_SLICE_DATA (GSHMEMI_LL_SLICE_BYTES / 2)
+#define GSHMEMI_LL_MAX_SLICES 16
+#define GSHMEMI_SIMPLE_SLICES 64            /* slices with SIMPLE buffers (teams that have them) */
+#define GSHMEMI_SIMPLE_CHUNK (32u << 10)    /* one SIMPLE slot: the bytes of one step */
+#define GSHMEMI_SIMPLE_SLOTS 2              /* ring of slots per (slice, source member) */
+/* LL128: 128-byte lines of 120 data bytes and an 8-byte flag (world team only, like SIMPLE). */
+#define GSHMEMI_LL128_SLICES 64
+#define GSHMEMI_LL128_SLICE_BYTES (16u << 10) /* per (parity, slice, source member): 128 lines */
+#define GSHMEMI_LL128_SLICE_DATA (GSHMEMI_LL128_SLICE_BYTES / 128 * 120)
+/* Byte offsets inside a slot: barrier words, the collect count word (a line of its own), the
+ * broadcast acknowledgements ([slice][member] words), then LL (offset kept in the team). */
+#define GSHMEMI_PSYNC_COLLECT_OFF ((size_t)GSHMEMI_COLL_SLICES * GSHMEMI_BARRIER_WORDS * 8)
+#define GSHMEMI_PSYNC_ACK_OFF (GSHMEMI_PSYNC_COLLECT_OFF + 128)
+
+/* A team as device code sees it. Member i is world PE start + i * stride. */
+typedef struct gshmemi_team_dev {
+    int size;
+    int my_idx;          /* -1: this PE is not a member */
+    int start, stride;
+    int radix;           /* dissemination radix, clamped to the size */
+    int ll_slices;       /* slices with LL buffers */
+    uint64_t *barrier;   /* symmetric: [GSHMEMI_COLL_SLICES][GSHMEMI_BARRIER_WORDS] flags */
+    char *ll;            /* symmetric: [2][ll_slices][size][GSHMEMI_LL_SLICE_BYTES] */
+    uint64_t *ack;       /* symmetric: [GSHMEMI_COLL_SLICES][size] broadcast acknowledgements */
+    int simple_slices;   /* 0: no SIMPLE buffers (only the world team has them) */
+    char *simple;        /* symmetric: [GSHMEMI_SIMPLE_SLOTS][simple_slices][size][GSHMEMI_SIMPLE_CHUNK] */
+    uint64_t *simple_flags; /* symmetric: [simple_slices][size] last step a member put here */
+    uint64_t *simple_credit; /* symmetric: [simple_slices][size] last step a member has consumed */
+    uint64_t *simple_steps;  /* this PE's SIMPLE step counters, [simple_slices] (device memory) */
+    int ll128_slices;    /* 0: no LL128 buffers (only the world team has them) */
+    char *ll128;         /* symmetric: [2][ll128_slices][size][GSHMEMI_LL128_SLICE_BYTES] */
+    uint64_t *seq;       /* this PE's counters, [GSHMEMI_SEQ_WORDS] (device memory): LL/LL128 step
+                          * numbers per slice, then syncs done per slice */
+} gshmemi_team_dev_t;
+
+/* One collective call, as the kernels see it. */
+typedef struct gshmemi_coll_args {
+    int kind;           /* GSHMEMI_COLL_* */
+    int proto;          /* GSHMEMI_PROTO_*, resolved (never AUTO) */
+    int root;           /* broadcast: the root's index in the team */
+    void *dest;
+    const void *src;
+    size_t nelems;      /* as the OpenSHMEM routine counts: per block (fcollect, alltoall), per result (reduce) */
+    size_t es;          /* element size */
+    ptrdiff_t dst, sst; /* alltoalls strides, in elements */
+} gshmemi_coll_args_t;
+
+/* PEs whose heap base is kept in constant memory; the rest are read from global memory. */
+#define GSHMEMI_CONST_PEERS 32
+
+/* What every device code module sees of the runtime (one copy per module, in __constant__). */
+typedef struct gshmemi_device_state {
+    int initialized;
+    int my_pe;
+    int n_pes;
+    int debug_checks;            /* GSHMEM_DEBUG_CHECKS: validate PE and address on every device call */
+    char *heap_base;             /* this PE's heap: symmetric addresses live in [heap_base, +heap_size) */
+    size_t heap_size;
+    char *const *peer_base;      /* device array [n_pes]: peer's heap as mapped here, NULL if unreachable */
+    int max_teams;
+    const gshmemi_team_dev_t *teams; /* device array [max_teams]; handles index it */
+    gshmemi_team_dev_t world;    /* teams[SHMEM_TEAM_WORLD], read through the constant cache */
+    int coll_proto;              /* GSHMEM_COLL_PROTO: GSHMEMI_PROTO_* */
+    size_t coll_ll_max;          /* GSHMEM_COLL_LL_MAX: largest block (bytes) sent by LL */
+    size_t coll_simple_max;      /* GSHMEM_COLL_SIMPLE_MAX: largest block sent by SIMPLE */
+    size_t coll_ll128_max;       /* GSHMEM_COLL_LL128_MAX: largest block sent by LL128 */
+    size_t coll_oneshot_max;     /* GSHMEM_COLL_ONESHOT_MAX: largest 2-PE direct reduction done one-shot */
+    size_t coll_push_min;        /* GSHMEM_COLL_PUSH_MIN: smallest fcollect/alltoall block DIRECT stores */
+    size_t coll_push_reduce_min; /* GSHMEM_COLL_PUSH_REDUCE_MIN: smallest 2-PE reduction two-shot by stores */
+    uint64_t wait_timeout_ns;    /* device waits on other PEs trap after this long; 0 = never */
+    char *peer_base_c[GSHMEMI_CONST_PEERS]; /* first PEs of peer_base, read through the constant cache */
+} gshmemi_device_state_t;
+
+/* Layout version of gshmemi_device_state_t and of what it points to (gshmemi_team_dev_t, the
+ * pSync geometry): bump it with every change to them. Each CUDA module registers the version and
+ * sizeof it was compiled with, and the runtime refuses a module whose pair differs from its own
+ * (the state is copied into the module by that size, so a mismatch would be silently misread).
+ * GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE is for the test that builds such a module. */
+#define GSHMEMI_DEVICE_STATE_VERSION 1
+#ifdef GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
+#define GSHMEMI_DEVICE_STATE_MODULE_VERSION GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
+#else
+#define GSHMEMI_DEVICE_STATE_MODULE_VERSION GSHMEMI_DEVICE_STATE_VERSION
+#endif
+
+/* Each CUDA module's device state is filled through a function compiled into that module. */
+typedef int (*gshmemi_module_update_fn)(const gshmemi_device_state_t *state, int device);
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Called from each module's static constructor with the version and size it was built with. */
+void gshmemi_module_register(gshmemi_module_update_fn update, unsigned version, size_t size);
+/* 0 if a module built with (version, size) may take this library's state; otherwise -1, with a
+ * logged error naming both pairs and `module` (what the caller calls the module). */
+int gshmemi_module_check(const char *module, unsigned version, size_t size);
+#ifdef __cplusplus
+}
+#endif
+
+#endif
