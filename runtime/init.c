@@ -3,10 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
-#include "../transports/transport.h"
 #include "gshmem.h"
 #include "state.h"
 
@@ -47,6 +45,17 @@ int gshmemi_modules_update(void)
     }
     return GSHMEMI_OK;
 }
+
+int gshmemi_require_init(const char *subsys, const char *routine)
+{
+    if (gshmemi_state.initialized) return 1;
+    GSHMEMI_ERROR(subsys, "%s called before shmem_init", routine);
+    return 0;
+}
+
+int gshmemi_host_initialized(void) { return gshmemi_state.initialized; }
+cudaStream_t gshmemi_runtime_stream(void) { return gshmemi_state.stream; }
+const gshmemi_device_state_t *gshmemi_runtime_dstate(void) { return &gshmemi_state.dstate; }
 
 int gshmemi_in_heap(const void *ptr, size_t len)
 {
@@ -156,38 +165,76 @@ static int exchange_peers(void)
     return st->bs->allgather(st->bs, st->peers, sizeof(*st->peers));
 }
 
-static int setup_heap_and_transports(void)
+/* The transport of every peer (the first in the table that reaches it). */
+static int pick_transports(void)
 {
     gshmemi_state_t *st = &gshmemi_state;
-    gshmemi_heap_config_t cfg;
-    int *reachable = calloc((size_t)st->local_size, sizeof(int));
-    uint64_t job_key = 0;
-    int rc;
 
-    st->pe_transport = calloc((size_t)st->n_pes, sizeof(*st->pe_transport));
-    st->peer_base = calloc((size_t)st->n_pes, sizeof(char *));
-    if (!reachable || !st->pe_transport || !st->peer_base) {
-        free(reachable);
-        return GSHMEMI_ERR_NOMEM;
-    }
     for (int pe = 0; pe < st->n_pes; pe++) {
         for (size_t t = 0; t < sizeof(transports) / sizeof(transports[0]) && !st->pe_transport[pe]; t++) {
             int ok = 0;
-            rc = transports[t]->can_reach(st, pe, &ok);
-            if (rc != GSHMEMI_OK) goto out;
+            GSHMEMI_CHECK(transports[t]->can_reach(&st->tctx, pe, &ok));
             if (ok) st->pe_transport[pe] = transports[t];
         }
         if (!st->pe_transport[pe]) {
             GSHMEMI_ERROR("init", "no transport reaches PE %d (another host, or a GPU without P2P access to ours); this build has only the p2p transport", pe);
-            rc = GSHMEMI_ERR_UNSUPPORTED;
-            goto out;
+            return GSHMEMI_ERR_UNSUPPORTED;
         }
-        if (st->peers[pe].host_hash == st->peers[st->my_pe].host_hash && st->pe_transport[pe] == &gshmemi_transport_p2p)
-            reachable[st->peers[pe].local_index] = 1;
     }
-    if (st->my_pe == 0 && getrandom(&job_key, sizeof(job_key), 0) != sizeof(job_key)) job_key = (uint64_t)getpid() * 2654435761u;
-    rc = st->bs->bcast(st->bs, &job_key, sizeof(job_key), 0);
-    if (rc != GSHMEMI_OK) goto out;
+    return GSHMEMI_OK;
+}
+
+/* Heap growth subscription of one transport: hands it the new chunk. */
+static int transport_on_grow(void *arg, const gshmemi_heap_chunk_t *chunk)
+{
+    const gshmemi_transport_t *tp = (const gshmemi_transport_t *)arg;
+    return tp->register_chunk(&gshmemi_state.tctx, chunk);
+}
+
+/* Every transport of the table, on every PE: init, the blob allgather, connect, and the heap
+ * subscription. The allgather also orders every PE's init before any peer's first growth. */
+static int start_transports(void)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+
+    for (size_t t = 0; t < sizeof(transports) / sizeof(transports[0]); t++) {
+        const gshmemi_transport_t *tp = transports[t];
+        char *blobs = calloc((size_t)st->n_pes, tp->blob_size ? tp->blob_size : 1);
+        int rc;
+
+        if (!blobs) return GSHMEMI_ERR_NOMEM;
+        st->transports_up = (int)t + 1;
+        rc = tp->init(&st->tctx, blobs + (size_t)st->my_pe * tp->blob_size);
+        if (rc == GSHMEMI_OK && tp->blob_size) rc = st->bs->allgather(st->bs, blobs, tp->blob_size);
+        if (rc == GSHMEMI_OK) rc = tp->connect(&st->tctx, blobs);
+        free(blobs);
+        GSHMEMI_CHECK(rc);
+        if (tp->register_chunk) GSHMEMI_CHECK(gshmemi_heap_subscribe(&st->heap, transport_on_grow, (void *)tp));
+    }
+    return GSHMEMI_OK;
+}
+
+static int setup_heap_and_transports(void)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    gshmemi_transport_ctx_t *ctx = &st->tctx;
+    gshmemi_heap_config_t cfg;
+
+    st->pe_transport = calloc((size_t)st->n_pes, sizeof(*st->pe_transport));
+    st->peer_base = calloc((size_t)st->n_pes, sizeof(char *));
+    if (!st->pe_transport || !st->peer_base) return GSHMEMI_ERR_NOMEM;
+    ctx->my_pe = st->my_pe;
+    ctx->n_pes = st->n_pes;
+    ctx->my_local = st->my_local;
+    ctx->local_size = st->local_size;
+    ctx->peers = st->peers;
+    ctx->pe_transport = st->pe_transport;
+    ctx->peer_base = st->peer_base;
+    ctx->bs = st->bs;
+    ctx->heap = &st->heap;
+    ctx->cudev = st->cudev;
+    ctx->peer_timeout = gshmemi_env.PEER_TIMEOUT;
+    GSHMEMI_CHECK(pick_transports());
 
     memset(&cfg, 0, sizeof(cfg));
     cfg.device = st->cudev;
@@ -195,21 +242,8 @@ static int setup_heap_and_transports(void)
     cfg.growth_min = gshmemi_env.HEAP_GROWTH;
     cfg.local_size = st->local_size;
     cfg.my_local = st->my_local;
-    cfg.reachable = reachable;
-    cfg.job_key = job_key;
-    cfg.peer_timeout = gshmemi_env.PEER_TIMEOUT;
-    rc = gshmemi_heap_init(&st->heap, &cfg);
-    if (rc != GSHMEMI_OK) goto out;
-    /* Every peer's handle socket must exist before the first growth. */
-    rc = st->bs->barrier(st->bs);
-    if (rc != GSHMEMI_OK) goto out;
-    for (int pe = 0; pe < st->n_pes; pe++)
-        if (st->pe_transport[pe] == &gshmemi_transport_p2p) st->peer_base[pe] = gshmemi_heap_local_base(&st->heap, st->peers[pe].local_index);
-
-    rc = GSHMEMI_OK;
-out:
-    free(reachable);
-    return rc;
+    GSHMEMI_CHECK(gshmemi_heap_init(&st->heap, &cfg));
+    return start_transports();
 }
 
 static int build_device_state(void)
@@ -238,17 +272,37 @@ static int build_device_state(void)
     return GSHMEMI_OK;
 }
 
+/* Releases whatever init made, in reverse order; safe on a partial init (every field is zero
+ * until its step ran). Nobody may touch a peer's heap once this starts unmapping. */
+static void release_all(void)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+
+    if (st->max_teams) gshmemi_teams_fini();
+    for (int t = st->transports_up - 1; t >= 0; t--) transports[t]->finalize(&st->tctx);
+    gshmemi_heap_fini(&st->heap);
+    if (st->d_peer_base) cudaFree(st->d_peer_base);
+    if (st->stream) cudaStreamDestroy(st->stream);
+    if (st->bs) st->bs->finalize(st->bs);
+    if (st->ctx) gshmemi_cu.cuDevicePrimaryCtxRelease(st->cudev);
+    free(st->peers);
+    free(st->local_pe);
+    free(st->pe_transport);
+    free(st->peer_base);
+    memset(st, 0, sizeof(*st));
+    gshmemi_log_pe = -1;
+}
+
 static int init_impl(unsigned flags, shmemx_init_attr_t *attr)
 {
     gshmemi_state_t *st = &gshmemi_state;
 
-    if (st->initialized) return GSHMEMI_OK;
     GSHMEMI_CHECK(gshmemi_env_init());
-    GSHMEMI_CHECK(gshmemi_driver_load());
     GSHMEMI_CHECK(bootstrap_open(flags, attr, &st->bs));
     st->my_pe = st->bs->rank;
     st->n_pes = st->bs->nranks;
     gshmemi_log_pe = st->my_pe;
+    GSHMEMI_CHECK(gshmemi_driver_load());
     GSHMEMI_CHECK(exchange_peers());
     GSHMEMI_CHECK(setup_heap_and_transports());
     GSHMEMI_CUDACHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
@@ -263,8 +317,15 @@ static int init_impl(unsigned flags, shmemx_init_attr_t *attr)
 
 int shmemx_init_attr(unsigned flags, shmemx_init_attr_t *attr)
 {
-    int rc = init_impl(flags, attr);
-    if (rc != GSHMEMI_OK) GSHMEMI_ERROR("init", "shmem initialization failed: %s", gshmemi_strerror(rc));
+    int rc;
+
+    if (gshmemi_state.initialized) return GSHMEMI_OK;
+    rc = init_impl(flags, attr);
+    if (rc != GSHMEMI_OK) {
+        GSHMEMI_ERROR("init", "shmem initialization failed: %s", gshmemi_strerror(rc));
+        /* A later shmem_init starts from nothing, and a failed one leaks no fd, thread or memory. */
+        release_all();
+    }
     return rc;
 }
 
@@ -289,8 +350,7 @@ int shmem_init_thread(int requested, int *provided)
 void shmem_query_thread(int *provided)
 {
     if (!provided) GSHMEMI_ERROR("init", "shmem_query_thread: provided is NULL");
-    else if (!gshmemi_state.initialized) GSHMEMI_ERROR("init", "shmem_query_thread called before shmem_init");
-    else *provided = SHMEM_THREAD_FUNNELED;
+    else if (gshmemi_require_init("init", "shmem_query_thread")) *provided = SHMEM_THREAD_FUNNELED;
 }
 
 int shmemx_get_uniqueid(shmemx_uniqueid_t *uid)
@@ -326,18 +386,7 @@ void shmem_finalize(void)
     /* Nobody may touch a peer's heap once it starts unmapping. */
     cudaDeviceSynchronize();
     if (st->bs->barrier(st->bs) != GSHMEMI_OK) GSHMEMI_WARN("finalize", "the final barrier failed; tearing down anyway");
-    gshmemi_teams_fini();
-    gshmemi_heap_fini(&st->heap);
-    cudaFree(st->d_peer_base);
-    cudaStreamDestroy(st->stream);
-    st->bs->finalize(st->bs);
-    gshmemi_cu.cuDevicePrimaryCtxRelease(st->cudev);
-    free(st->peers);
-    free(st->local_pe);
-    free(st->pe_transport);
-    free(st->peer_base);
-    memset(st, 0, sizeof(*st));
-    gshmemi_log_pe = -1;
+    release_all();
 }
 
 void shmem_global_exit(int status)
