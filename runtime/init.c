@@ -46,10 +46,10 @@ int gshmemi_modules_update(void)
     return GSHMEMI_OK;
 }
 
-int gshmemi_require_init(const char *subsys, const char *routine)
+int gshmemi_require_init_at(const char *subsys, const char *routine, const char *file, int line)
 {
     if (gshmemi_state.initialized) return 1;
-    GSHMEMI_ERROR(subsys, "%s called before shmem_init", routine);
+    gshmemi_log_write(0, subsys, file, line, "%s called before shmem_init", routine);
     return 0;
 }
 

@@ -14,8 +14,9 @@ extern "C" {
 #endif
 
 /* 1 when shmem_init has completed; otherwise logs "<routine> called before shmem_init" under
- * subsys and returns 0. The one check of every public entry point. */
-int gshmemi_require_init(const char *subsys, const char *routine);
+ * subsys (with the caller's file and line) and returns 0. The one check of every public entry point. */
+#define gshmemi_require_init(subsys, routine) gshmemi_require_init_at(subsys, routine, __FILE__, __LINE__)
+int gshmemi_require_init_at(const char *subsys, const char *routine, const char *file, int line);
 /* Host-side check that [ptr, ptr+len) lies in this PE's heap. */
 int gshmemi_in_heap(const void *ptr, size_t len);
 /* The internal stream of host-initiated operations (the blocking forms run and wait on it). */

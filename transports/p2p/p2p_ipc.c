@@ -20,6 +20,25 @@ typedef struct {
     uint64_t size;
 } ipc_msg_t;
 
+/* Room for one fd beside a message. */
+typedef union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+} ipc_ctrl_t;
+
+/* A header for one ipc_msg_t and one fd, as sendmsg and recvmsg both take it. */
+static void msghdr_init(struct msghdr *mh, struct iovec *iov, ipc_msg_t *msg, ipc_ctrl_t *ctrl)
+{
+    iov->iov_base = msg;
+    iov->iov_len = sizeof(*msg);
+    memset(mh, 0, sizeof(*mh));
+    memset(ctrl, 0, sizeof(*ctrl));
+    mh->msg_iov = iov;
+    mh->msg_iovlen = 1;
+    mh->msg_control = ctrl->buf;
+    mh->msg_controllen = sizeof(ctrl->buf);
+}
+
 static socklen_t ipc_addr(uint64_t key, int local, struct sockaddr_un *addr)
 {
     int n;
@@ -67,23 +86,15 @@ int gshmemi_ipc_send_fd(int sock, uint64_t to_key, int to_local, uint32_t seq, i
     struct sockaddr_un addr;
     socklen_t alen = ipc_addr(to_key, to_local, &addr);
     ipc_msg_t msg = {to_key, seq, from_local, offset, size};
-    struct iovec iov = {&msg, sizeof(msg)};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } ctrl;
+    struct iovec iov;
+    ipc_ctrl_t ctrl;
     struct msghdr mh;
     struct cmsghdr *cm;
     double deadline = now_s() + timeout_s;
 
-    memset(&mh, 0, sizeof(mh));
-    memset(&ctrl, 0, sizeof(ctrl));
+    msghdr_init(&mh, &iov, &msg, &ctrl);
     mh.msg_name = &addr;
     mh.msg_namelen = alen;
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = ctrl.buf;
-    mh.msg_controllen = sizeof(ctrl.buf);
     cm = CMSG_FIRSTHDR(&mh);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
@@ -108,11 +119,8 @@ int gshmemi_ipc_recv_fd(int sock, uint32_t seq, double timeout_s, int *from_loca
                         int *fd)
 {
     ipc_msg_t msg;
-    struct iovec iov = {&msg, sizeof(msg)};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } ctrl;
+    struct iovec iov;
+    ipc_ctrl_t ctrl;
     struct msghdr mh;
     struct cmsghdr *cm;
     struct pollfd pfd = {sock, POLLIN, 0};
@@ -134,11 +142,7 @@ int gshmemi_ipc_recv_fd(int sock, uint32_t seq, double timeout_s, int *from_loca
             return GSHMEMI_ERR_SYSTEM;
         }
     }
-    memset(&mh, 0, sizeof(mh));
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = ctrl.buf;
-    mh.msg_controllen = sizeof(ctrl.buf);
+    msghdr_init(&mh, &iov, &msg, &ctrl);
     n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
     if (n < 0) {
         GSHMEMI_ERROR("heap", "recvmsg on the handle-exchange socket failed: %s", strerror(errno));
