@@ -2,7 +2,10 @@
  * CTA per slice). The typed C entry points are generated in coll_api.c. */
 #include "gshmem.h"
 #include "../device/coll.cuh"
-#include "../runtime/state.h"
+#include "../runtime/cudawrap.h"
+#include "../runtime/env.h"
+#include "../runtime/runtime.h"
+#include "launch.h"
 
 #define LL_THREADS 256     /* one LL line of a 256-line buffer per thread */
 #define DIRECT_THREADS 512
@@ -156,7 +159,7 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
     }
 
     /* the protocol: the device rule, decided here once for all slices */
-    a->proto = gshmemi_pick_proto(a->kind, blk, gshmemi_proto_rule_of(&gshmemi_state.dstate, t));
+    a->proto = gshmemi_pick_proto(a->kind, blk, gshmemi_proto_rule_of(gshmemi_runtime_dstate(), t));
 
     if (a->proto == GSHMEMI_PROTO_DIRECT) {
         size_t moved = a->kind == GSHMEMI_COLL_FCOLLECT || a->kind == GSHMEMI_COLL_ALLTOALL ? t->size * blk : blk;

@@ -3,7 +3,10 @@
 #include <limits.h>
 
 #include "gshmem.h"
-#include "../runtime/state.h"
+#include "../runtime/env.h"
+#include "../runtime/log.h"
+#include "../runtime/runtime.h"
+#include "launch.h"
 
 /* The reduction type lists map char to a signed element kind. */
 _Static_assert(CHAR_MIN < 0, "gshmem's reductions take char as signed");
@@ -11,15 +14,13 @@ _Static_assert(CHAR_MIN < 0, "gshmem's reductions take char as signed");
 static int finish(const char *routine, int rc)
 {
     if (rc != GSHMEMI_OK) return -1;
-    cudaError_t err = cudaStreamSynchronize(gshmemi_state.stream);
+    cudaError_t err = cudaStreamSynchronize(gshmemi_runtime_stream());
     if (err != cudaSuccess) {
         GSHMEMI_ERROR("coll", "%s failed: %s", routine, cudaGetErrorString(err));
         return -1;
     }
     return 0;
 }
-
-int gshmemi_host_initialized(void) { return gshmemi_state.initialized; }
 
 int gshmemi_host_launch_error(const char *routine, const char *reason)
 {
@@ -29,43 +30,32 @@ int gshmemi_host_launch_error(const char *routine, const char *reason)
 
 int gshmemi_coll_host(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op)
 {
-    if (!gshmemi_state.initialized) {
-        GSHMEMI_ERROR("coll", "%s called before shmem_init", routine);
-        return -1;
-    }
-    return finish(routine, gshmemi_coll_launch(routine, team, a, dtype, op, gshmemi_state.stream));
+    if (!gshmemi_require_init("coll", routine)) return -1;
+    return finish(routine, gshmemi_coll_launch(routine, team, a, dtype, op, gshmemi_runtime_stream()));
 }
 
 int gshmemi_coll_stream(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op,
                         struct CUstream_st *stream)
 {
-    if (!gshmemi_state.initialized) {
-        GSHMEMI_ERROR("coll", "%s called before shmem_init", routine);
-        return -1;
-    }
+    if (!gshmemi_require_init("coll", routine)) return -1;
     return gshmemi_coll_launch(routine, team, a, dtype, op, (cudaStream_t)stream) == GSHMEMI_OK ? 0 : -1;
 }
 
 int gshmemi_host_barrier(shmem_team_t team, const char *routine)
 {
-    if (!gshmemi_state.initialized) {
-        GSHMEMI_ERROR("coll", "%s called before shmem_init", routine);
-        return -1;
-    }
+    if (!gshmemi_require_init("coll", routine)) return -1;
     /* barrier: host-initiated RMA completes on the runtime stream, which the barrier follows */
-    return finish(routine, gshmemi_launch_barrier(team, gshmemi_state.stream, routine));
+    return finish(routine, gshmemi_launch_barrier(team, gshmemi_runtime_stream(), routine));
 }
 
 void shmemx_barrier_on_stream(shmem_team_t team, struct CUstream_st *stream)
 {
-    if (!gshmemi_state.initialized) GSHMEMI_ERROR("coll", "shmemx_barrier_on_stream called before shmem_init");
-    else gshmemi_launch_barrier(team, (cudaStream_t)stream, "shmemx_barrier_on_stream");
+    if (gshmemi_require_init("coll", "shmemx_barrier_on_stream")) gshmemi_launch_barrier(team, (cudaStream_t)stream, "shmemx_barrier_on_stream");
 }
 
 void shmemx_sync_on_stream(shmem_team_t team, struct CUstream_st *stream)
 {
-    if (!gshmemi_state.initialized) GSHMEMI_ERROR("coll", "shmemx_sync_on_stream called before shmem_init");
-    else gshmemi_launch_barrier(team, (cudaStream_t)stream, "shmemx_sync_on_stream");
+    if (gshmemi_require_init("coll", "shmemx_sync_on_stream")) gshmemi_launch_barrier(team, (cudaStream_t)stream, "shmemx_sync_on_stream");
 }
 
 void shmemx_sync_all_on_stream(struct CUstream_st *stream) { shmemx_sync_on_stream(SHMEM_TEAM_WORLD, stream); }

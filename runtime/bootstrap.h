@@ -65,6 +65,13 @@ int gshmemi_uid_listener_fd(const gshmemi_uid_t *uid);
  * (gshmemrun after it has started rank 0). A later join as rank 0 in this process fails. */
 void gshmemi_uid_close_listener(void);
 
+/* The start every bootstrap's init shares: checks out (clearing *out) and timeout_s; who names
+ * the init routine in errors. */
+int gshmemi_bootstrap_check_args(const char *who, gshmemi_bootstrap_t **out, double timeout_s);
+/* A copy of the ops table with rank and nranks set and impl_size zeroed bytes of state at impl
+ * (NULL when impl_size is 0); NULL when out of memory. Freed by the implementation's finalize. */
+gshmemi_bootstrap_t *gshmemi_bootstrap_new(const gshmemi_bootstrap_t *ops, int rank, int nranks, size_t impl_size);
+
 /* Joins the job described by uid as rank/nranks. timeout_s bounds every wait. */
 int gshmemi_bootstrap_uid_init(const gshmemi_uid_t *uid, int rank, int nranks, double timeout_s,
                                gshmemi_bootstrap_t **out);

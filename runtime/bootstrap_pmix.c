@@ -520,6 +520,11 @@ static int pmix_finalize(gshmemi_bootstrap_t *bs)
     return GSHMEMI_OK;
 }
 
+static const gshmemi_bootstrap_t pmix_ops = {
+    .allgather = pmix_allgather, .alltoall = pmix_alltoall, .barrier = pmix_barrier, .bcast = pmix_bcast,
+    .finalize = pmix_finalize,
+};
+
 static int job_size(pmix_state_t *st, int *size)
 {
     pmix_info_t info;
@@ -547,22 +552,10 @@ int gshmemi_bootstrap_pmix_init(double timeout_s, gshmemi_bootstrap_t **out)
     pmix_status_t prc;
     int size = 0, rc;
 
-    if (!out) {
-        GSHMEMI_ERROR("bootstrap", "gshmemi_bootstrap_pmix_init: out is NULL");
-        return GSHMEMI_ERR_INVALID;
-    }
-    *out = NULL;
-    if (!(timeout_s > 0)) {
-        GSHMEMI_ERROR("bootstrap", "gshmemi_bootstrap_pmix_init: timeout %g s must be positive (GSHMEM_BOOTSTRAP_TIMEOUT)", timeout_s);
-        return GSHMEMI_ERR_INVALID;
-    }
-    bs = calloc(1, sizeof(*bs));
-    st = calloc(1, sizeof(*st));
-    if (!bs || !st) {
-        free(bs);
-        free(st);
-        return GSHMEMI_ERR_NOMEM;
-    }
+    GSHMEMI_CHECK(gshmemi_bootstrap_check_args("gshmemi_bootstrap_pmix_init", out, timeout_s));
+    bs = gshmemi_bootstrap_new(&pmix_ops, 0, 0, sizeof(*st));
+    if (!bs) return GSHMEMI_ERR_NOMEM;
+    st = bs->impl;
     /* Whole seconds, rounded up (no libm: gshmemrun links this file too). */
     st->timeout = timeout_s >= INT_MAX ? INT_MAX : (int)timeout_s;
     if (st->timeout < timeout_s && st->timeout < INT_MAX) st->timeout++;
@@ -588,12 +581,6 @@ int gshmemi_bootstrap_pmix_init(double timeout_s, gshmemi_bootstrap_t **out)
     }
     bs->rank = st->rank = (int)st->me.rank;
     bs->nranks = st->nranks = size;
-    bs->impl = st;
-    bs->allgather = pmix_allgather;
-    bs->alltoall = pmix_alltoall;
-    bs->barrier = pmix_barrier;
-    bs->bcast = pmix_bcast;
-    bs->finalize = pmix_finalize;
     GSHMEMI_INFO("bootstrap", "PMIx bootstrap: namespace %s, rank %d of %d", st->me.nspace, bs->rank, bs->nranks);
     *out = bs;
     return GSHMEMI_OK;

@@ -41,6 +41,11 @@ static int single_finalize(gshmemi_bootstrap_t *bs)
     return GSHMEMI_OK;
 }
 
+static const gshmemi_bootstrap_t single_ops = {
+    .allgather = single_allgather, .alltoall = single_alltoall, .barrier = single_barrier, .bcast = single_bcast,
+    .finalize = single_finalize,
+};
+
 int gshmemi_bootstrap_single_init(gshmemi_bootstrap_t **out)
 {
     gshmemi_bootstrap_t *bs;
@@ -49,15 +54,8 @@ int gshmemi_bootstrap_single_init(gshmemi_bootstrap_t **out)
         GSHMEMI_ERROR("bootstrap", "gshmemi_bootstrap_single_init: out is NULL");
         return GSHMEMI_ERR_INVALID;
     }
-    bs = calloc(1, sizeof(*bs));
+    bs = gshmemi_bootstrap_new(&single_ops, 0, 1, 0);
     if (!bs) return GSHMEMI_ERR_NOMEM;
-    bs->rank = 0;
-    bs->nranks = 1;
-    bs->allgather = single_allgather;
-    bs->alltoall = single_alltoall;
-    bs->barrier = single_barrier;
-    bs->bcast = single_bcast;
-    bs->finalize = single_finalize;
     *out = bs;
     GSHMEMI_INFO("bootstrap", "no launcher found: running as the only PE");
     return GSHMEMI_OK;

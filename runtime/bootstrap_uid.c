@@ -756,33 +756,23 @@ static int peer_exchange(gshmemi_bootstrap_t *bs, int op, int arg, const void *i
     return rc;
 }
 
-/* Root side, first half: one message from every other rank. */
-static int root_gather(gshmemi_bootstrap_t *bs, int op, xfer_t *recvs)
+/* Root side of one round: one message from (gather) or to (scatter) every other rank. After a
+ * failed scatter, root_abort sees which sends stopped mid-message. */
+static int root_round(gshmemi_bootstrap_t *bs, int op, xfer_t *x, int scatter)
 {
     uid_state_t *st = bs->impl;
     xfer_ctx_t c;
     int failed, rc;
 
     ctx_init(&c, op, st->seq, 0, st->timeout);
-    rc = run_xfers(recvs, bs->nranks - 1, now_s() + st->timeout, &c, &failed);
+    rc = run_xfers(x, bs->nranks - 1, now_s() + st->timeout, &c, &failed);
 
-    if (rc != GSHMEMI_OK) root_abort(st, bs->nranks, rc, failed >= 0 ? recvs[failed].peer : -1, NULL, 0);
+    if (rc != GSHMEMI_OK)
+        root_abort(st, bs->nranks, rc, failed >= 0 ? x[failed].peer : -1, scatter ? x : NULL, scatter ? bs->nranks - 1 : 0);
     return rc;
 }
-
-/* Root side, second half: one message to every other rank. */
-static int root_scatter(gshmemi_bootstrap_t *bs, int op, xfer_t *sends)
-{
-    uid_state_t *st = bs->impl;
-    xfer_ctx_t c;
-    int failed, rc;
-
-    ctx_init(&c, op, st->seq, 0, st->timeout);
-    rc = run_xfers(sends, bs->nranks - 1, now_s() + st->timeout, &c, &failed);
-
-    if (rc != GSHMEMI_OK) root_abort(st, bs->nranks, rc, failed >= 0 ? sends[failed].peer : -1, sends, bs->nranks - 1);
-    return rc;
-}
+#define root_gather(bs, op, recvs) root_round(bs, op, recvs, 0)
+#define root_scatter(bs, op, sends) root_round(bs, op, sends, 1)
 
 static int op_begin(gshmemi_bootstrap_t *bs, const char *what)
 {
@@ -1593,17 +1583,18 @@ static int peer_join(uid_state_t *st, const gshmemi_uid_t *uid, int rank, int nr
     }
 }
 
+static const gshmemi_bootstrap_t uid_ops = {
+    .allgather = uid_allgather, .alltoall = uid_alltoall, .barrier = uid_barrier, .bcast = uid_bcast,
+    .finalize = uid_finalize,
+};
+
 int gshmemi_bootstrap_uid_init(const gshmemi_uid_t *uid, int rank, int nranks, double timeout_s, gshmemi_bootstrap_t **out)
 {
     gshmemi_bootstrap_t *bs;
     uid_state_t *st;
     int rc = GSHMEMI_OK;
 
-    if (!out) {
-        GSHMEMI_ERROR("bootstrap", "gshmemi_bootstrap_uid_init: out is NULL");
-        return GSHMEMI_ERR_INVALID;
-    }
-    *out = NULL;
+    GSHMEMI_CHECK(gshmemi_bootstrap_check_args("gshmemi_bootstrap_uid_init", out, timeout_s));
     GSHMEMI_CHECK(uid_check(uid, "gshmemi_bootstrap_uid_init"));
     if (nranks < 1) {
         GSHMEMI_ERROR("bootstrap", "gshmemi_bootstrap_uid_init: nranks %d must be at least 1", nranks);
@@ -1613,33 +1604,17 @@ int gshmemi_bootstrap_uid_init(const gshmemi_uid_t *uid, int rank, int nranks, d
         GSHMEMI_ERROR("bootstrap", "gshmemi_bootstrap_uid_init: rank %d is out of range 0..%d (nranks %d)", rank, nranks - 1, nranks);
         return GSHMEMI_ERR_INVALID;
     }
-    if (!(timeout_s > 0)) {
-        GSHMEMI_ERROR("bootstrap", "gshmemi_bootstrap_uid_init: timeout %g s must be positive (GSHMEM_BOOTSTRAP_TIMEOUT)", timeout_s);
-        return GSHMEMI_ERR_INVALID;
-    }
     if (rank == 0 && nranks > 1 && gshmemi_uid_listener_fd(uid) < 0) {
         GSHMEMI_ERROR("bootstrap", "gshmemi_bootstrap_uid_init: rank 0 must run in the process that created the unique id (shmemx_get_uniqueid) or inherited its listener from gshmemrun; this process has no listener for it%s",
                       g_listen_fd < 0 ? " (or it was already used: a unique id starts one job)" : "");
         return GSHMEMI_ERR_INVALID;
     }
 
-    bs = calloc(1, sizeof(*bs));
-    st = calloc(1, sizeof(*st));
-    if (!bs || !st) {
-        free(bs);
-        free(st);
-        return GSHMEMI_ERR_NOMEM;
-    }
+    bs = gshmemi_bootstrap_new(&uid_ops, rank, nranks, sizeof(*st));
+    if (!bs) return GSHMEMI_ERR_NOMEM;
+    st = bs->impl;
     st->fd = -1;
     st->timeout = timeout_s;
-    bs->rank = rank;
-    bs->nranks = nranks;
-    bs->impl = st;
-    bs->allgather = uid_allgather;
-    bs->alltoall = uid_alltoall;
-    bs->barrier = uid_barrier;
-    bs->bcast = uid_bcast;
-    bs->finalize = uid_finalize;
 
     if (rank == 0) {
         int lfd = gshmemi_uid_listener_fd(uid);

@@ -11,11 +11,7 @@
 
 static int check_init(const char *routine)
 {
-    if (!gshmemi_state.initialized) {
-        GSHMEMI_ERROR("api", "%s called before shmem_init", routine);
-        return GSHMEMI_ERR_STATE;
-    }
-    return GSHMEMI_OK;
+    return gshmemi_require_init("api", routine) ? GSHMEMI_OK : GSHMEMI_ERR_STATE;
 }
 
 static int check_pe(const char *routine, int pe)
@@ -63,7 +59,7 @@ uint64_t gshmemi_host_amo(const char *routine, int op, void *dest, uint64_t valu
     int rc;
 
     if (check_pe(routine, pe) != GSHMEMI_OK || check_word(routine, "dest", dest, width) != GSHMEMI_OK) return 0;
-    rc = st->pe_transport[pe]->amo(st, op, dest, value, cond, width, pe, st->stream, &old);
+    rc = st->pe_transport[pe]->amo(&st->tctx, op, dest, value, cond, width, pe, st->stream, &old);
     if (rc != GSHMEMI_OK) GSHMEMI_ERROR("api", "%s with PE %d failed: %s", routine, pe, gshmemi_strerror(rc));
     return old;
 }
@@ -96,9 +92,9 @@ static void put_signal(const char *routine, void *dest, const void *source, size
                       (void *)st->heap.my_base, (void *)(st->heap.my_base + st->heap.region));
         return;
     }
-    if (nelems) rc = st->pe_transport[pe]->put(st, dest, source, nelems, pe, stream);
+    if (nelems) rc = st->pe_transport[pe]->put(&st->tctx, dest, source, nelems, pe, stream);
     if (rc == GSHMEMI_OK)
-        rc = st->pe_transport[pe]->amo(st, sig_op == SHMEM_SIGNAL_ADD ? GSHMEMI_AMO_ADD : GSHMEMI_AMO_SET, sig_addr,
+        rc = st->pe_transport[pe]->amo(&st->tctx, sig_op == SHMEM_SIGNAL_ADD ? GSHMEMI_AMO_ADD : GSHMEMI_AMO_SET, sig_addr,
                                        signal, 0, sizeof(uint64_t), pe, stream, NULL);
     if (rc == GSHMEMI_OK && blocking && cudaStreamSynchronize(stream) != cudaSuccess) rc = GSHMEMI_ERR_CUDA;
     if (rc != GSHMEMI_OK)
@@ -177,7 +173,7 @@ static void wait_on_stream(const char *routine, const void *ivar, size_t width, 
         GSHMEMI_ERROR("api", "%s: no transport of this PE can wait on a stream", routine);
         return;
     }
-    rc = self->wait_local(st, ivar, width, is_signed, cmp, value, routine, stream);
+    rc = self->wait_local(&st->tctx, ivar, width, is_signed, cmp, value, routine, stream);
     if (rc != GSHMEMI_OK) GSHMEMI_ERROR("api", "%s failed: %s", routine, gshmemi_strerror(rc));
 }
 

@@ -2,16 +2,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../collectives/launch.h"
 #include "../transports/transport.h"
 #include "gshmem.h"
 #include "state.h"
 
 #define REQUIRE_INIT(routine, ...)                                                                 \
     do {                                                                                           \
-        if (!gshmemi_state.initialized) {                                                          \
-            GSHMEMI_ERROR("api", "%s called before shmem_init", routine);                          \
-            return __VA_ARGS__;                                                                    \
-        }                                                                                          \
+        if (!gshmemi_require_init("api", routine)) return __VA_ARGS__;                             \
     } while (0)
 
 int gshmemi_host_my_pe(void) { return gshmemi_state.initialized ? gshmemi_state.my_pe : -1; }
@@ -135,8 +133,8 @@ static void host_rma(int is_put, void *dest, const void *src, size_t n, int pe, 
 
     if (n == 0) return;
     if (check_rma(routine, is_put ? dest : src, n, pe) != GSHMEMI_OK) return;
-    rc = is_put ? st->pe_transport[pe]->put(st, dest, src, n, pe, stream)
-                : st->pe_transport[pe]->get(st, dest, src, n, pe, stream);
+    rc = is_put ? st->pe_transport[pe]->put(&st->tctx, dest, src, n, pe, stream)
+                : st->pe_transport[pe]->get(&st->tctx, dest, src, n, pe, stream);
     if (rc == GSHMEMI_OK && blocking && cudaStreamSynchronize(stream) != cudaSuccess) rc = GSHMEMI_ERR_CUDA;
     if (rc != GSHMEMI_OK) GSHMEMI_ERROR("api", "%s of %zu bytes with PE %d failed: %s", routine, n, pe, gshmemi_strerror(rc));
 }
@@ -175,8 +173,8 @@ static void host_strided(int is_put, void *dest, const void *src, ptrdiff_t dst,
         return;
     }
     if (check_rma(routine, is_put ? dest : src, ((nelems - 1) * (size_t)sym_stride + 1) * es, pe) != GSHMEMI_OK) return;
-    rc = is_put ? st->pe_transport[pe]->iput(st, dest, (size_t)dst * es, src, (size_t)sst * es, es, nelems, pe, st->stream)
-                : st->pe_transport[pe]->iget(st, dest, (size_t)dst * es, src, (size_t)sst * es, es, nelems, pe, st->stream);
+    rc = is_put ? st->pe_transport[pe]->iput(&st->tctx, dest, (size_t)dst * es, src, (size_t)sst * es, es, nelems, pe, st->stream)
+                : st->pe_transport[pe]->iget(&st->tctx, dest, (size_t)dst * es, src, (size_t)sst * es, es, nelems, pe, st->stream);
     if (rc == GSHMEMI_OK && cudaStreamSynchronize(st->stream) != cudaSuccess) rc = GSHMEMI_ERR_CUDA;
     if (rc != GSHMEMI_OK) GSHMEMI_ERROR("api", "%s of %zu elements with PE %d failed: %s", routine, nelems, pe, gshmemi_strerror(rc));
 }

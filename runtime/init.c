@@ -8,7 +8,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../transports/transport.h"
 #include "gshmem.h"
 #include "state.h"
 
@@ -18,6 +17,17 @@ _Static_assert(sizeof(shmemx_uniqueid_t) == sizeof(gshmemi_uid_t), "uniqueid lay
 
 /* Transports in order of preference; the first that reaches a peer serves it. */
 static const gshmemi_transport_t *const transports[] = {&gshmemi_transport_p2p};
+
+int gshmemi_require_init_at(const char *subsys, const char *routine, const char *file, int line)
+{
+    if (gshmemi_state.initialized) return 1;
+    gshmemi_log_write(0, subsys, file, line, "%s called before shmem_init", routine);
+    return 0;
+}
+
+int gshmemi_host_initialized(void) { return gshmemi_state.initialized; }
+cudaStream_t gshmemi_runtime_stream(void) { return gshmemi_state.stream; }
+const gshmemi_device_state_t *gshmemi_runtime_dstate(void) { return &gshmemi_state.dstate; }
 
 int gshmemi_in_heap(const void *ptr, size_t len)
 {
@@ -50,6 +60,7 @@ static int adopt_launcher_listener(int fd, const gshmemi_uid_t *uid)
     if (rc != GSHMEMI_OK) close(dup_fd);
     return rc;
 }
+
 static int bootstrap_open(unsigned flags, const shmemx_init_attr_t *attr, gshmemi_bootstrap_t **bs)
 {
     const double tmo = gshmemi_env.BOOTSTRAP_TIMEOUT;
@@ -151,38 +162,77 @@ static int exchange_peers(void)
     return st->bs->allgather(st->bs, st->peers, sizeof(*st->peers));
 }
 
-static int setup_heap_and_transports(void)
+/* The transport of every peer (the first in the table that reaches it). */
+static int pick_transports(void)
 {
     gshmemi_state_t *st = &gshmemi_state;
-    gshmemi_heap_config_t cfg;
-    int *reachable = calloc((size_t)st->local_size, sizeof(int));
-    uint64_t job_key = 0;
-    int rc;
 
-    st->pe_transport = calloc((size_t)st->n_pes, sizeof(*st->pe_transport));
-    st->peer_base = calloc((size_t)st->n_pes, sizeof(char *));
-    if (!reachable || !st->pe_transport || !st->peer_base) {
-        free(reachable);
-        return GSHMEMI_ERR_NOMEM;
-    }
     for (int pe = 0; pe < st->n_pes; pe++) {
         for (size_t t = 0; t < sizeof(transports) / sizeof(transports[0]) && !st->pe_transport[pe]; t++) {
             int ok = 0;
-            rc = transports[t]->can_reach(st, pe, &ok);
-            if (rc != GSHMEMI_OK) goto out;
+            GSHMEMI_CHECK(transports[t]->can_reach(&st->tctx, pe, &ok));
             if (ok) st->pe_transport[pe] = transports[t];
         }
         if (!st->pe_transport[pe]) {
             GSHMEMI_ERROR("init", "no transport reaches PE %d (another host, or a GPU without P2P access to ours); this build has only the p2p transport", pe);
-            rc = GSHMEMI_ERR_UNSUPPORTED;
-            goto out;
+            return GSHMEMI_ERR_UNSUPPORTED;
         }
-        if (st->peers[pe].host_hash == st->peers[st->my_pe].host_hash && st->pe_transport[pe] == &gshmemi_transport_p2p)
-            reachable[st->peers[pe].local_index] = 1;
     }
-    if (st->my_pe == 0 && getrandom(&job_key, sizeof(job_key), 0) != sizeof(job_key)) job_key = (uint64_t)getpid() * 2654435761u;
-    rc = st->bs->bcast(st->bs, &job_key, sizeof(job_key), 0);
-    if (rc != GSHMEMI_OK) goto out;
+    return GSHMEMI_OK;
+}
+
+/* Heap growth subscription of one transport: hands it the new chunk. */
+static int transport_on_grow(void *arg, const gshmemi_heap_chunk_t *chunk)
+{
+    const gshmemi_transport_t *tp = (const gshmemi_transport_t *)arg;
+    return tp->register_chunk(&gshmemi_state.tctx, chunk);
+}
+
+/* Every transport of the table, on every PE: init, the blob allgather, connect, and the heap
+ * subscription. The allgather also orders every PE's init before any peer's first growth. */
+static int start_transports(void)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+
+    for (size_t t = 0; t < sizeof(transports) / sizeof(transports[0]); t++) {
+        const gshmemi_transport_t *tp = transports[t];
+        char *blobs = calloc((size_t)st->n_pes, tp->blob_size ? tp->blob_size : 1);
+        int rc;
+
+        if (!blobs) return GSHMEMI_ERR_NOMEM;
+        st->transports_up = (int)t + 1;
+        rc = tp->init(&st->tctx, blobs + (size_t)st->my_pe * tp->blob_size);
+        if (rc == GSHMEMI_OK && tp->blob_size) rc = st->bs->allgather(st->bs, blobs, tp->blob_size);
+        if (rc == GSHMEMI_OK) rc = tp->connect(&st->tctx, blobs);
+        free(blobs);
+        GSHMEMI_CHECK(rc);
+        if (tp->register_chunk) GSHMEMI_CHECK(gshmemi_heap_subscribe(&st->heap, transport_on_grow, (void *)tp));
+    }
+    return GSHMEMI_OK;
+}
+
+static int setup_heap_and_transports(void)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    gshmemi_transport_ctx_t *ctx = &st->tctx;
+    gshmemi_heap_config_t cfg;
+
+    st->pe_transport = calloc((size_t)st->n_pes, sizeof(*st->pe_transport));
+    st->peer_base = calloc((size_t)st->n_pes, sizeof(char *));
+    if (!st->pe_transport || !st->peer_base) return GSHMEMI_ERR_NOMEM;
+    ctx->my_pe = st->my_pe;
+    ctx->n_pes = st->n_pes;
+    ctx->my_local = st->my_local;
+    ctx->local_size = st->local_size;
+    ctx->peers = st->peers;
+    ctx->pe_transport = st->pe_transport;
+    ctx->peer_base = st->peer_base;
+    ctx->bs = st->bs;
+    ctx->heap = &st->heap;
+    ctx->cudev = st->cudev;
+    ctx->peer_timeout = gshmemi_env.PEER_TIMEOUT;
+    ctx->wait_timeout_ns = (uint64_t)(gshmemi_env.DEVICE_WAIT_TIMEOUT * 1e9); /* as dstate's (build_device_state) */
+    GSHMEMI_CHECK(pick_transports());
 
     memset(&cfg, 0, sizeof(cfg));
     cfg.device = st->cudev;
@@ -190,21 +240,8 @@ static int setup_heap_and_transports(void)
     cfg.growth_min = gshmemi_env.HEAP_GROWTH;
     cfg.local_size = st->local_size;
     cfg.my_local = st->my_local;
-    cfg.reachable = reachable;
-    cfg.job_key = job_key;
-    cfg.peer_timeout = gshmemi_env.PEER_TIMEOUT;
-    rc = gshmemi_heap_init(&st->heap, &cfg);
-    if (rc != GSHMEMI_OK) goto out;
-    /* Every peer's handle socket must exist before the first growth. */
-    rc = st->bs->barrier(st->bs);
-    if (rc != GSHMEMI_OK) goto out;
-    for (int pe = 0; pe < st->n_pes; pe++)
-        if (st->pe_transport[pe] == &gshmemi_transport_p2p) st->peer_base[pe] = gshmemi_heap_local_base(&st->heap, st->peers[pe].local_index);
-
-    rc = GSHMEMI_OK;
-out:
-    free(reachable);
-    return rc;
+    GSHMEMI_CHECK(gshmemi_heap_init(&st->heap, &cfg));
+    return start_transports();
 }
 
 static int build_device_state(void)
@@ -233,6 +270,30 @@ static int build_device_state(void)
     return GSHMEMI_OK;
 }
 
+/* Releases whatever init made, in reverse order; safe on a partial init (every field is zero
+ * until its step ran). Nobody may touch a peer's heap once this starts unmapping. */
+static void release_all(void)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+
+    if (st->max_teams) gshmemi_teams_fini();
+    for (int t = st->transports_up - 1; t >= 0; t--) transports[t]->finalize(&st->tctx);
+    gshmemi_heap_fini(&st->heap);
+    if (st->d_peer_base) cudaFree(st->d_peer_base);
+    if (st->stream) cudaStreamDestroy(st->stream);
+    if (st->bs) st->bs->finalize(st->bs);
+    /* Only modules that were given the state (initialized is set just before that): a failed early
+     * init makes no CUDA call here. */
+    if (st->initialized) gshmemi_modules_clear(st->device);
+    if (st->ctx) gshmemi_cu.cuDevicePrimaryCtxRelease(st->cudev);
+    free(st->peers);
+    free(st->local_pe);
+    free(st->pe_transport);
+    free(st->peer_base);
+    memset(st, 0, sizeof(*st));
+    gshmemi_log_pe = -1;
+}
+
 static int init_impl(unsigned flags, shmemx_init_attr_t *attr)
 {
     gshmemi_state_t *st = &gshmemi_state;
@@ -240,11 +301,11 @@ static int init_impl(unsigned flags, shmemx_init_attr_t *attr)
     if (st->initialized) return GSHMEMI_OK;
     GSHMEMI_CHECK(gshmemi_modules_check()); /* before anything is opened: a refusal leaves nothing behind */
     GSHMEMI_CHECK(gshmemi_env_init());
-    GSHMEMI_CHECK(gshmemi_driver_load());
     GSHMEMI_CHECK(bootstrap_open(flags, attr, &st->bs));
     st->my_pe = st->bs->rank;
     st->n_pes = st->bs->nranks;
     gshmemi_log_pe = st->my_pe;
+    GSHMEMI_CHECK(gshmemi_driver_load());
     GSHMEMI_CHECK(exchange_peers());
     GSHMEMI_CHECK(setup_heap_and_transports());
     GSHMEMI_CUDACHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
@@ -259,8 +320,15 @@ static int init_impl(unsigned flags, shmemx_init_attr_t *attr)
 
 int shmemx_init_attr(unsigned flags, shmemx_init_attr_t *attr)
 {
-    int rc = init_impl(flags, attr);
-    if (rc != GSHMEMI_OK) GSHMEMI_ERROR("init", "shmem initialization failed: %s", gshmemi_strerror(rc));
+    int rc;
+
+    if (gshmemi_state.initialized) return GSHMEMI_OK;
+    rc = init_impl(flags, attr);
+    if (rc != GSHMEMI_OK) {
+        GSHMEMI_ERROR("init", "shmem initialization failed: %s", gshmemi_strerror(rc));
+        /* A later shmem_init starts from nothing, and a failed one leaks no fd, thread or memory. */
+        release_all();
+    }
     return rc;
 }
 
@@ -285,8 +353,7 @@ int shmem_init_thread(int requested, int *provided)
 void shmem_query_thread(int *provided)
 {
     if (!provided) GSHMEMI_ERROR("init", "shmem_query_thread: provided is NULL");
-    else if (!gshmemi_state.initialized) GSHMEMI_ERROR("init", "shmem_query_thread called before shmem_init");
-    else *provided = SHMEM_THREAD_FUNNELED;
+    else if (gshmemi_require_init("init", "shmem_query_thread")) *provided = SHMEM_THREAD_FUNNELED;
 }
 
 int shmemx_get_uniqueid(shmemx_uniqueid_t *uid)
@@ -322,19 +389,7 @@ void shmem_finalize(void)
     /* Nobody may touch a peer's heap once it starts unmapping. */
     cudaDeviceSynchronize();
     if (st->bs->barrier(st->bs) != GSHMEMI_OK) GSHMEMI_WARN("finalize", "the final barrier failed; tearing down anyway");
-    gshmemi_teams_fini();
-    gshmemi_heap_fini(&st->heap);
-    cudaFree(st->d_peer_base);
-    cudaStreamDestroy(st->stream);
-    st->bs->finalize(st->bs);
-    gshmemi_modules_clear(st->device);
-    gshmemi_cu.cuDevicePrimaryCtxRelease(st->cudev);
-    free(st->peers);
-    free(st->local_pe);
-    free(st->pe_transport);
-    free(st->peer_base);
-    memset(st, 0, sizeof(*st));
-    gshmemi_log_pe = -1;
+    release_all();
 }
 
 void shmem_global_exit(int status)

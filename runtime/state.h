@@ -3,24 +3,16 @@
 #define GSHMEMI_STATE_H
 
 #include "../heap/heap.h"
+#include "../transports/transport.h"
 #include "bootstrap.h"
 #include "cudawrap.h"
 #include "env.h"
 #include "gshmem/types.h"
+#include "runtime.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* What each PE tells the others at init. */
-typedef struct {
-    uint64_t host_hash;  /* equal for PEs of one host */
-    int32_t pid;
-    int32_t local_index; /* index among the PEs of its host, in rank order */
-    CUuuid uuid;         /* its GPU */
-} gshmemi_peer_info_t;
-
-struct gshmemi_transport;
 
 /* A team slot on the host: the device descriptor (device addresses) and whether it is taken. */
 typedef struct {
@@ -34,7 +26,7 @@ typedef struct {
     int my_local, local_size;
     int *local_pe;                 /* [local_size] global PE of each local index */
     gshmemi_peer_info_t *peers;    /* [n_pes] */
-    const struct gshmemi_transport **pe_transport; /* [n_pes] */
+    const gshmemi_transport_t **pe_transport; /* [n_pes] */
     char **peer_base;              /* [n_pes] host copy of where each PE's heap is mapped here */
     char **d_peer_base;            /* the same table in device memory */
     int device;
@@ -43,6 +35,8 @@ typedef struct {
     cudaStream_t stream;           /* internal stream of host-initiated operations */
     gshmemi_bootstrap_t *bs;
     gshmemi_heap_t heap;
+    gshmemi_transport_ctx_t tctx;  /* what the transports see of the above */
+    int transports_up;             /* transports (in table order) whose init ran: finalize those */
     gshmemi_device_state_t dstate;
     /* teams (runtime/team.c) */
     int max_teams;
@@ -67,24 +61,10 @@ int gshmemi_modules_check(void);
 int gshmemi_modules_update(void);
 /* Finalize: every module's device copy back to zero ("not initialized"). */
 void gshmemi_modules_clear(int device);
-/* Host-side check that [ptr, ptr+len) lies in this PE's heap. */
-int gshmemi_in_heap(const void *ptr, size_t len);
 
 /* runtime/team.c */
 int gshmemi_teams_init(void);      /* pSync pool, counters, the predefined teams */
 void gshmemi_teams_fini(void);
-/* The team's host descriptor, or NULL with a logged reason naming the routine. */
-const gshmemi_team_dev_t *gshmemi_team_lookup(shmem_team_t team, const char *routine);
-/* The same, and NULL with a logged reason when this PE is not a member. */
-const gshmemi_team_dev_t *gshmemi_team_member(shmem_team_t team, const char *routine);
-
-/* collectives/: launchers of the stream-ordered kernels. */
-/* Barrier and sync are one kernel: its release signal already is the quiet a barrier needs. */
-int gshmemi_launch_barrier(shmem_team_t team, cudaStream_t stream, const char *routine);
-int gshmemi_launch_quiet(cudaStream_t stream);
-/* Checks the arguments of a collective, picks its protocol and slices, and enqueues it. */
-int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op,
-                        cudaStream_t stream);
 
 #ifdef __cplusplus
 }

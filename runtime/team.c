@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gshmem.h"
+#include "../collectives/launch.h"
 #include "state.h"
 
 #define FIRST_USER_TEAM 4
@@ -185,10 +186,7 @@ void gshmemi_teams_fini(void)
 const gshmemi_team_dev_t *gshmemi_team_lookup(shmem_team_t team, const char *routine)
 {
     gshmemi_state_t *st = &gshmemi_state;
-    if (!st->initialized) {
-        GSHMEMI_ERROR("team", "%s called before shmem_init", routine);
-        return NULL;
-    }
+    if (!gshmemi_require_init("team", routine)) return NULL;
     if (team < 0 || team >= st->max_teams || !st->teams[team].in_use) {
         GSHMEMI_ERROR("team", "%s: team %d is not a valid team handle of this PE", routine, team);
         return NULL;

@@ -1,37 +1,82 @@
 /* A transport: how this PE reaches another. Each fills one ops table; runtime/init.c picks one
- * per peer at init and never branches on the transport again. */
+ * per peer at init and never branches on the transport again. A transport sees the runtime only
+ * through gshmemi_transport_ctx_t (never runtime/state.h). */
 #ifndef GSHMEMI_TRANSPORT_H
 #define GSHMEMI_TRANSPORT_H
 
-#include "../runtime/state.h"
+#include "../heap/heap.h"
+#include "../runtime/bootstrap.h"
+#include "../runtime/cudawrap.h"
 #include "gshmem/amo.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* What each PE tells the others at init. */
+typedef struct {
+    uint64_t host_hash;  /* equal for PEs of one host */
+    int32_t pid;
+    int32_t local_index; /* index among the PEs of its host, in rank order */
+    CUuuid uuid;         /* its GPU */
+} gshmemi_peer_info_t;
+
+struct gshmemi_transport;
+
+/* What the runtime hands its transports: owned by the runtime, filled before the first op. */
+typedef struct gshmemi_transport_ctx {
+    int my_pe, n_pes;
+    int my_local, local_size;
+    const gshmemi_peer_info_t *peers;              /* [n_pes] */
+    const struct gshmemi_transport *const *pe_transport; /* [n_pes] the transport serving each PE */
+    char **peer_base;        /* [n_pes] where each PE's heap is mapped here; a transport that maps
+                              * peers fills its peers' entries at connect, NULL otherwise */
+    gshmemi_bootstrap_t *bs;
+    gshmemi_heap_t *heap;
+    CUdevice cudev;
+    double peer_timeout;     /* seconds: bound of every wait on a peer (GSHMEM_PEER_TIMEOUT) */
+    uint64_t wait_timeout_ns; /* bound of a stream-ordered wait (GSHMEM_DEVICE_WAIT_TIMEOUT); 0 = never */
+} gshmemi_transport_ctx_t;
+
+/* The ops table. Life cycle, in the order the runtime calls it:
+ *   can_reach (per peer) -> init -> [allgather of the blobs] -> connect -> register_chunk (per heap
+ *   growth) ... progress ... -> finalize.
+ * init, connect and finalize run on every PE for every transport of the build (in table order),
+ * whether or not it serves a peer here, so that the blob allgather is collective. */
 typedef struct gshmemi_transport {
     const char *name;
+    size_t blob_size; /* bytes each PE publishes at init (0: no exchange) */
     /* *reachable = 1 when this transport can reach pe (called once per peer after the info exchange). */
-    int (*can_reach)(gshmemi_state_t *st, int pe, int *reachable);
+    int (*can_reach)(gshmemi_transport_ctx_t *ctx, int pe, int *reachable);
+    /* Opens what the transport needs here and writes this PE's blob_size-byte blob. */
+    int (*init)(gshmemi_transport_ctx_t *ctx, void *my_blob);
+    /* blobs: [n_pes][blob_size], every PE's blob; connects to the peers it serves. */
+    int (*connect)(gshmemi_transport_ctx_t *ctx, const void *blobs);
+    /* A new chunk of this PE's heap (called from the heap's growth subscription; collective over the
+     * PEs of this host, in the same order on each). */
+    int (*register_chunk)(gshmemi_transport_ctx_t *ctx, const gshmemi_heap_chunk_t *chunk);
+    /* Host-side progress of work in flight; NULL when the transport needs none (P2P). */
+    int (*progress)(gshmemi_transport_ctx_t *ctx);
+    /* Releases everything init/connect/register_chunk made; safe after a failed or partial init. */
+    int (*finalize)(gshmemi_transport_ctx_t *ctx);
     /* Host-initiated RMA enqueued on stream; dest/src: one symmetric and one local address. */
-    int (*put)(gshmemi_state_t *st, void *dest, const void *src, size_t n, int pe, cudaStream_t stream);
-    int (*get)(gshmemi_state_t *st, void *dest, const void *src, size_t n, int pe, cudaStream_t stream);
+    int (*put)(gshmemi_transport_ctx_t *ctx, void *dest, const void *src, size_t n, int pe, cudaStream_t stream);
+    int (*get)(gshmemi_transport_ctx_t *ctx, void *dest, const void *src, size_t n, int pe, cudaStream_t stream);
     /* Strided forms: nelems elements of elem_size bytes, dest/src advanced by the pitches (bytes). */
-    int (*iput)(gshmemi_state_t *st, void *dest, size_t dpitch, const void *src, size_t spitch, size_t elem_size,
-                size_t nelems, int pe, cudaStream_t stream);
-    int (*iget)(gshmemi_state_t *st, void *dest, size_t dpitch, const void *src, size_t spitch, size_t elem_size,
-                size_t nelems, int pe, cudaStream_t stream);
+    int (*iput)(gshmemi_transport_ctx_t *ctx, void *dest, size_t dpitch, const void *src, size_t spitch,
+                size_t elem_size, size_t nelems, int pe, cudaStream_t stream);
+    int (*iget)(gshmemi_transport_ctx_t *ctx, void *dest, size_t dpitch, const void *src, size_t spitch,
+                size_t elem_size, size_t nelems, int pe, cudaStream_t stream);
     /* Host-initiated atomic op (GSHMEMI_AMO_*, gshmem/amo.h) on the width-byte (4 or 8) word at the
      * symmetric dest on pe, ordered after earlier work on stream and a release for it (the signal of
      * the stream-ordered put-with-signal). With fetched != NULL it also waits for completion and
      * stores the old value there (the host AMOs); with NULL it only enqueues (capturable). */
-    int (*amo)(gshmemi_state_t *st, int op, void *dest, uint64_t value, uint64_t cond, size_t width, int pe,
+    int (*amo)(gshmemi_transport_ctx_t *ctx, int op, void *dest, uint64_t value, uint64_t cond, size_t width, int pe,
                cudaStream_t stream, uint64_t *fetched);
     /* Later work on stream waits until the local word ivar (2, 4 or 8 bytes, signed or not)
      * compares cmp to value (bits zero-extended); what names the routine in a timeout report. */
-    int (*wait_local)(gshmemi_state_t *st, const void *ivar, size_t width, int is_signed, int cmp, uint64_t value,
-                      const char *what, cudaStream_t stream);
+    int (*wait_local)(gshmemi_transport_ctx_t *ctx, const void *ivar, size_t width, int is_signed, int cmp,
+                      uint64_t value, const char *what, cudaStream_t stream);
 } gshmemi_transport_t;
 
 extern const gshmemi_transport_t gshmemi_transport_p2p;

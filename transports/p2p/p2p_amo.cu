@@ -7,9 +7,9 @@
 
 /* Only the stateless device headers: including gshmem.h would make this file a registered device
  * module of its own. The wait's bound comes in its arguments instead. */
-#include "../transport.h"
 #include "device/amo.cuh"
 #include "device/wait.cuh"
+#include "p2p.h"
 
 typedef struct {
     void *word;       /* the peer's word as mapped here */
@@ -93,12 +93,12 @@ static int p2p_launch(void (*kernel)(Args), Args *a, cudaStream_t stream, uint64
     return rc;
 }
 
-extern "C" int gshmemi_p2p_amo(gshmemi_state_t *st, int op, void *dest, uint64_t value, uint64_t cond, size_t width,
+extern "C" int gshmemi_p2p_amo(gshmemi_transport_ctx_t *ctx, int op, void *dest, uint64_t value, uint64_t cond, size_t width,
                                int pe, cudaStream_t stream, uint64_t *fetched)
 {
     p2p_amo_args_t a;
     memset(&a, 0, sizeof(a));
-    a.word = st->peer_base[pe] + ((char *)dest - st->heap.my_base);
+    a.word = ctx->peer_base[pe] + ((char *)dest - ctx->heap->my_base);
     a.value = value;
     a.cond = cond;
     a.op = op;
@@ -106,13 +106,13 @@ extern "C" int gshmemi_p2p_amo(gshmemi_state_t *st, int op, void *dest, uint64_t
     return p2p_launch(p2p_amo_kernel, &a, stream, fetched);
 }
 
-extern "C" int gshmemi_p2p_wait_local(gshmemi_state_t *st, const void *ivar, size_t width, int is_signed, int cmp,
+extern "C" int gshmemi_p2p_wait_local(gshmemi_transport_ctx_t *ctx, const void *ivar, size_t width, int is_signed, int cmp,
                                       uint64_t value, const char *what, cudaStream_t stream)
 {
     p2p_wait_args_t a;
     memset(&a, 0, sizeof(a));
-    a.my_pe = st->my_pe;
-    a.timeout_ns = st->dstate.wait_timeout_ns;
+    a.my_pe = ctx->my_pe;
+    a.timeout_ns = ctx->wait_timeout_ns;
     a.ivar = ivar;
     a.value = value;
     a.width = (int)width;

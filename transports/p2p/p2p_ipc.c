@@ -1,5 +1,5 @@
 /* Passing VMM export fds between the PEs of one host: one datagram Unix socket per PE in the
- * abstract namespace, named by the job key and the PE's local index; fds travel as SCM_RIGHTS. */
+ * abstract namespace, named by the PE's key (its P2P blob) and local index; fds travel as SCM_RIGHTS. */
 #include <errno.h>
 #include <poll.h>
 #include <stddef.h>
@@ -10,23 +10,42 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "heap.h"
+#include "p2p.h"
 
 typedef struct {
-    uint64_t job_key;
+    uint64_t key;     /* the receiver's */
     uint32_t seq;
     int32_t from_local;
     uint64_t offset;
     uint64_t size;
 } ipc_msg_t;
 
-static socklen_t ipc_addr(uint64_t job_key, int local, struct sockaddr_un *addr)
+/* Room for one fd beside a message. */
+typedef union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+} ipc_ctrl_t;
+
+/* A header for one ipc_msg_t and one fd, as sendmsg and recvmsg both take it. */
+static void msghdr_init(struct msghdr *mh, struct iovec *iov, ipc_msg_t *msg, ipc_ctrl_t *ctrl)
+{
+    iov->iov_base = msg;
+    iov->iov_len = sizeof(*msg);
+    memset(mh, 0, sizeof(*mh));
+    memset(ctrl, 0, sizeof(*ctrl));
+    mh->msg_iov = iov;
+    mh->msg_iovlen = 1;
+    mh->msg_control = ctrl->buf;
+    mh->msg_controllen = sizeof(ctrl->buf);
+}
+
+static socklen_t ipc_addr(uint64_t key, int local, struct sockaddr_un *addr)
 {
     int n;
     memset(addr, 0, sizeof(*addr));
     addr->sun_family = AF_UNIX;
     /* sun_path[0] == 0: abstract namespace, nothing to clean up on disk. */
-    n = snprintf(addr->sun_path + 1, sizeof(addr->sun_path) - 1, "gshmem-%016llx-%d", (unsigned long long)job_key, local);
+    n = snprintf(addr->sun_path + 1, sizeof(addr->sun_path) - 1, "gshmem-%016llx-%d", (unsigned long long)key, local);
     return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
 }
 
@@ -37,10 +56,10 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int gshmemi_ipc_open(uint64_t job_key, int my_local, int *sock)
+int gshmemi_ipc_open(uint64_t key, int my_local, int *sock)
 {
     struct sockaddr_un addr;
-    socklen_t len = ipc_addr(job_key, my_local, &addr);
+    socklen_t len = ipc_addr(key, my_local, &addr);
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
     if (fd < 0) {
@@ -61,29 +80,21 @@ void gshmemi_ipc_close(int sock)
     if (sock >= 0) close(sock);
 }
 
-int gshmemi_ipc_send_fd(int sock, uint64_t job_key, int to_local, uint32_t seq, int from_local, uint64_t offset,
+int gshmemi_ipc_send_fd(int sock, uint64_t to_key, int to_local, uint32_t seq, int from_local, uint64_t offset,
                         uint64_t size, int fd, double timeout_s)
 {
     struct sockaddr_un addr;
-    socklen_t alen = ipc_addr(job_key, to_local, &addr);
-    ipc_msg_t msg = {job_key, seq, from_local, offset, size};
-    struct iovec iov = {&msg, sizeof(msg)};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } ctrl;
+    socklen_t alen = ipc_addr(to_key, to_local, &addr);
+    ipc_msg_t msg = {to_key, seq, from_local, offset, size};
+    struct iovec iov;
+    ipc_ctrl_t ctrl;
     struct msghdr mh;
     struct cmsghdr *cm;
     double deadline = now_s() + timeout_s;
 
-    memset(&mh, 0, sizeof(mh));
-    memset(&ctrl, 0, sizeof(ctrl));
+    msghdr_init(&mh, &iov, &msg, &ctrl);
     mh.msg_name = &addr;
     mh.msg_namelen = alen;
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = ctrl.buf;
-    mh.msg_controllen = sizeof(ctrl.buf);
     cm = CMSG_FIRSTHDR(&mh);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
@@ -108,11 +119,8 @@ int gshmemi_ipc_recv_fd(int sock, uint32_t seq, double timeout_s, int *from_loca
                         int *fd)
 {
     ipc_msg_t msg;
-    struct iovec iov = {&msg, sizeof(msg)};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } ctrl;
+    struct iovec iov;
+    ipc_ctrl_t ctrl;
     struct msghdr mh;
     struct cmsghdr *cm;
     struct pollfd pfd = {sock, POLLIN, 0};
@@ -134,11 +142,7 @@ int gshmemi_ipc_recv_fd(int sock, uint32_t seq, double timeout_s, int *from_loca
             return GSHMEMI_ERR_SYSTEM;
         }
     }
-    memset(&mh, 0, sizeof(mh));
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = ctrl.buf;
-    mh.msg_controllen = sizeof(ctrl.buf);
+    msghdr_init(&mh, &iov, &msg, &ctrl);
     n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
     if (n < 0) {
         GSHMEMI_ERROR("heap", "recvmsg on the handle-exchange socket failed: %s", strerror(errno));

@@ -1,0 +1,24 @@
+/* What runtime/ (and the host API) call in collectives/: the launchers of the stream-ordered
+ * kernels. collectives/ defines them; nothing here names runtime state. */
+#ifndef GSHMEMI_COLL_LAUNCH_H
+#define GSHMEMI_COLL_LAUNCH_H
+
+#include <cuda_runtime_api.h>
+
+#include "gshmem/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Barrier and sync are one kernel: its release signal already is the quiet a barrier needs. */
+int gshmemi_launch_barrier(shmem_team_t team, cudaStream_t stream, const char *routine);
+int gshmemi_launch_quiet(cudaStream_t stream);
+/* Checks the arguments of a collective, picks its protocol and slices, and enqueues it. */
+int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op,
+                        cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
