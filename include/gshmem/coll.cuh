@@ -104,7 +104,18 @@ static inline int shmemx_collective_launch(const void *func, dim3 grid, dim3 blo
     return 0;
 }
 
-/* Device forms of one collective: the HD thread form and _warp, _block, _grid. */
+/* The device forms, generated here and only here from the type lists and the operator list of
+ * gshmem/types.h; every one ends in gshmemi_coll_group or gshmemi_coll_grid (device/coll.cuh).
+ * GSHMEMI_DEVICE_COLL_FORMS makes, for one collective NAME: shmem_NAME (__host__ __device__: the
+ * calling thread, or on the host the blocking form), shmemx_NAME_warp, shmemx_NAME_block and
+ * shmemx_NAME_grid. GSHMEMI_DEVICE_MOVE gives NAME = TYPE_broadcast, TYPE_fcollect,
+ * TYPE_collect, TYPE_alltoall, TYPE_alltoalls for each TYPE of GSHMEM_RMA_TYPES and
+ * GSHMEM_RMA_EXT_TYPES; GSHMEMI_DEVICE_REDUCE gives NAME = TYPE_OP_reduce and
+ * TYPE_OP_reducescatter for each pair of GSHMEM_REDUCE_PAIRS and GSHMEM_REDUCE_EXT_PAIRS (so
+ * shmem_int_sum_reduce, shmemx_float_sum_reduce_block, shmemx_half_max_reduce_grid ...); the
+ * untyped forms below give NAME = broadcastmem, fcollectmem, collectmem, alltoallmem. The
+ * on-stream forms of half and bfloat16 (shmemx_half_sum_reduce_on_stream, ...) come from
+ * gshmem/coll.h's generators, instantiated at the end of this file. */
 #define GSHMEMI_DEVICE_COLL_FORMS(NAME, PARAMS, ARGS, OPC, T, DT)                                                   \
     GSHMEMI_HD int shmem_##NAME PARAMS                                                                               \
     {                                                                                                                \

@@ -87,8 +87,18 @@ GSHMEMI_HD_INLINE gshmemi_coll_args_t gshmemi_coll_args_strided(void *dest, cons
     return a;
 }
 
-/* Data-movement collectives of one type: shmem_TYPE_* in C, shmemx_TYPE_*_on_stream everywhere.
- * PFX is the routine prefix, SFX the suffix, TAIL the stream parameter, CALL how they run. */
+/* The typed collectives of the host side, generated here and only here from the type lists and
+ * the operator list of gshmem/types.h (GSHMEM_RMA_TYPES, GSHMEM_REDUCE_PAIRS; in CUDA code also
+ * GSHMEM_RMA_EXT_TYPES and GSHMEM_REDUCE_EXT_PAIRS, instantiated in gshmem/coll.cuh). PFX is the
+ * routine prefix, SFX the suffix, TAIL the stream parameter, CALL how they run: on-stream forms
+ * end in gshmemi_coll_stream (collectives/coll.cu), blocking ones in gshmemi_coll_host.
+ *
+ * GSHMEMI_COLL_MOVE_FORMS makes, for each TYPE (float, int, ..., uint64, size, ...):
+ *   shmem_TYPE_broadcast, shmem_TYPE_fcollect, shmem_TYPE_collect, shmem_TYPE_alltoall,
+ *   shmem_TYPE_alltoalls (C; CUDA code gets them from gshmem/coll.cuh) and
+ *   shmemx_TYPE_broadcast_on_stream, shmemx_TYPE_fcollect_on_stream,
+ *   shmemx_TYPE_collect_on_stream, shmemx_TYPE_alltoall_on_stream,
+ *   shmemx_TYPE_alltoalls_on_stream. */
 #define GSHMEMI_COLL_MOVE_FORMS(PFX, SFX, TAIL, CALL, name, T)                                                       \
     static inline int PFX##name##_broadcast##SFX(shmem_team_t team, T *dest, const T *source, size_t nelems,           \
                                                  int PE_root TAIL)                                                     \
@@ -117,6 +127,11 @@ GSHMEMI_HD_INLINE gshmemi_coll_args_t gshmemi_coll_args_strided(void *dest, cons
         gshmemi_coll_args_t a = gshmemi_coll_args_strided(dest, source, dst, sst, nelems, sizeof(T));                  \
         return CALL;                                                                                                   \
     }
+/* GSHMEMI_COLL_REDUCE_FORMS makes, for each (TYPE, OP) pair (OP: and, or, xor on the integer
+ * types; min, max, sum, prod on all; e.g. float_sum, int_sum, half_sum):
+ *   shmem_TYPE_OP_reduce, shmem_TYPE_OP_reducescatter (C) and
+ *   shmemx_TYPE_OP_reduce_on_stream, shmemx_TYPE_OP_reducescatter_on_stream
+ *   (so shmemx_float_sum_reduce_on_stream and shmem_int_sum_reduce are made here). */
 #define GSHMEMI_COLL_REDUCE_FORMS(PFX, SFX, TAIL, CALL, op, OPC, name, T, DT)                                         \
     static inline int PFX##name##op##_reduce##SFX(shmem_team_t team, T *dest, const T *source, size_t nreduce TAIL)    \
     {                                                                                                                  \
@@ -133,7 +148,7 @@ GSHMEMI_HD_INLINE gshmemi_coll_args_t gshmemi_coll_args_strided(void *dest, cons
     }
 
 #define GSHMEMI_STREAM_TAIL , struct CUstream_st *stream
-#define GSHMEMI_STREAM_MOVE_CALL gshmemi_coll_stream(__func__, team, &a, GSHMEMI_DT_UINT8, 0, stream)
+#define GSHMEMI_STREAM_MOVE_CALL gshmemi_coll_stream(__func__, team, &a, GSHMEMI_DT_UINT8, GSHMEMI_OP_NONE, stream)
 #define GSHMEMI_STREAM_REDUCE_CALL gshmemi_coll_stream(__func__, team, &a, dtype, opc, stream)
 #define GSHMEMI_ON_STREAM_MOVE(name, T) GSHMEMI_COLL_MOVE_FORMS(shmemx_, _on_stream, GSHMEMI_STREAM_TAIL, GSHMEMI_STREAM_MOVE_CALL, name, T)
 #define GSHMEMI_ON_STREAM_REDUCE(op, OPC, name, T, DT)                                                                 \
@@ -142,7 +157,8 @@ GSHMEM_RMA_TYPES(GSHMEMI_ON_STREAM_MOVE)
 GSHMEM_REDUCE_PAIRS(GSHMEMI_ON_STREAM_REDUCE)
 /* (the half and bfloat16 forms are in gshmem/coll.cuh) */
 
-/* Untyped forms (bytes). */
+/* Untyped forms (bytes): shmemx_broadcastmem_on_stream, shmemx_fcollectmem_on_stream,
+ * shmemx_collectmem_on_stream, shmemx_alltoallmem_on_stream. */
 static inline int shmemx_broadcastmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root,
                                                 struct CUstream_st *stream)
 {
@@ -176,7 +192,7 @@ int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest
 void shmem_barrier(shmem_team_t team);
 void shmem_sync(shmem_team_t team);
 void shmem_sync_all(void);
-#define GSHMEMI_HOST_MOVE_CALL gshmemi_coll_host(__func__, team, &a, GSHMEMI_DT_UINT8, 0)
+#define GSHMEMI_HOST_MOVE_CALL gshmemi_coll_host(__func__, team, &a, GSHMEMI_DT_UINT8, GSHMEMI_OP_NONE)
 #define GSHMEMI_HOST_REDUCE_CALL gshmemi_coll_host(__func__, team, &a, dtype, opc)
 #define GSHMEMI_HOST_MOVE(name, T) GSHMEMI_COLL_MOVE_FORMS(shmem_, , , GSHMEMI_HOST_MOVE_CALL, name, T)
 #define GSHMEMI_HOST_REDUCE(op, OPC, name, T, DT) GSHMEMI_COLL_REDUCE_FORMS(shmem_, , , GSHMEMI_HOST_REDUCE_CALL, op, OPC, name, T, DT)
