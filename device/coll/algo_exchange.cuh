@@ -35,6 +35,8 @@ template <int OP, typename T> struct gshmemi_exchange {
     template <typename P> GSHMEMI_DEVM void recv(const P &p) const
     {
         p.recv(bcast() ? a.root : -1, [&](const typename P::unit &u) {
+            /* worked out per unit, after the protocol's waits: held across them, they cost the
+             * grid form registers */
             const int n = t.size, me = t.my_idx;
             const char *own = (const char *)a.src + (per_dest() ? (size_t)me * blk() : 0) + p.off;
             char *dst = (char *)a.dest + p.off;
