@@ -1,5 +1,7 @@
-/* Stream-ordered collectives: argument checks, protocol and slice choice, and the kernels (one
- * CTA per slice). The typed C entry points are generated in coll_api.c. */
+/* Stream-ordered collectives: the on-stream entry (gshmemi_coll_stream, called by the typed
+ * wrappers of include/gshmem/coll.h), argument checks, protocol (device/coll/policy.h) and slice
+ * choice, and the kernels: one CTA per slice, each running device/coll.cuh's gshmemi_coll_slice.
+ * The blocking host forms and the barriers' entry points are in coll_api.c. */
 #include "gshmem.h"
 #include "../device/coll.cuh"
 #include "../runtime/cudawrap.h"
@@ -50,7 +52,8 @@ template <typename T> static coll_kernel_t reduce_kernel_of(int op)
 
 static coll_kernel_t kernel_of(int kind, int dtype, int op)
 {
-    if (kind != GSHMEMI_COLL_REDUCE && kind != GSHMEMI_COLL_REDUCESCATTER) return coll_kernel<-1, char>;
+    /* one kernel moves data of every type (the element type of a reduction only) */
+    if (kind != GSHMEMI_COLL_REDUCE && kind != GSHMEMI_COLL_REDUCESCATTER) return coll_kernel<GSHMEMI_OP_NONE, char>;
     /* Two's complement: bitwise ops, sums and products give the same bits signed or unsigned, so
      * the signed kinds share the unsigned kernels (fewer instantiations, a faster build). */
     if (op != GSHMEMI_OP_MIN && op != GSHMEMI_OP_MAX) {
@@ -122,6 +125,13 @@ static int launch(void (*k)(Args...), int blocks, int threads, cudaStream_t stre
     cfg.numAttrs = gshmemi_env.COLL_PDL ? 1 : 0;
     GSHMEMI_CUDACHECK(cudaLaunchKernelEx(&cfg, k, args...));
     return GSHMEMI_OK;
+}
+
+extern "C" int gshmemi_coll_stream(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op,
+                                   struct CUstream_st *stream)
+{
+    if (!gshmemi_require_init("coll", routine)) return -1;
+    return gshmemi_coll_launch(routine, team, a, dtype, op, (cudaStream_t)stream) == GSHMEMI_OK ? 0 : -1;
 }
 
 extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op,

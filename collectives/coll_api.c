@@ -1,5 +1,6 @@
 /* Host entry points of barriers and collectives: the blocking forms run on the runtime's stream
- * and wait for it; the on-stream forms only enqueue. */
+ * and wait for it; the on-stream forms only enqueue (the collectives' entry, gshmemi_coll_stream,
+ * is in coll.cu, next to the launcher it calls). */
 #include <limits.h>
 
 #include "gshmem.h"
@@ -32,13 +33,6 @@ int gshmemi_coll_host(const char *routine, shmem_team_t team, gshmemi_coll_args_
 {
     if (!gshmemi_require_init("coll", routine)) return -1;
     return finish(routine, gshmemi_coll_launch(routine, team, a, dtype, op, gshmemi_runtime_stream()));
-}
-
-int gshmemi_coll_stream(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op,
-                        struct CUstream_st *stream)
-{
-    if (!gshmemi_require_init("coll", routine)) return -1;
-    return gshmemi_coll_launch(routine, team, a, dtype, op, (cudaStream_t)stream) == GSHMEMI_OK ? 0 : -1;
 }
 
 int gshmemi_host_barrier(shmem_team_t team, const char *routine)

@@ -6,8 +6,6 @@
 #ifndef GSHMEM_COLL_CUH
 #define GSHMEM_COLL_CUH
 
-#include <cooperative_groups.h>
-
 #include "device/coll.cuh"
 
 GSHMEMI_DEV int gshmemi_dev_team_my_pe(shmem_team_t team)
@@ -42,33 +40,6 @@ GSHMEMI_HD int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_
 {
     return GSHMEMI_HOSTDEV_BRANCH(gshmemi_dev_team_translate_pe(src_team, src_pe, dest_team),
                                   gshmemi_host_team_translate_pe(src_team, src_pe, dest_team));
-}
-
-/* The grid form: CTA b (numbered across every grid dimension) is slice b; CTAs past the slice
- * limit only wait at the grid sync. The team's descriptor is read into shared memory: a team
- * passed at run time comes from global memory, and held in registers it took the collective to
- * 134-168 of them, past the 128 a 512-thread cooperative CTA may use (WORLD's sits in constant
- * memory). The grid sync at the end keeps the next call from overwriting it while it is read. */
-template <int OP, typename T> GSHMEMI_DEV int gshmemi_coll_grid(shmem_team_t team, gshmemi_coll_args_t a, const char *routine)
-{
-    __shared__ gshmemi_team_dev_t t;
-    if (threadIdx.x + threadIdx.y + threadIdx.z == 0) t = gshmemi_team_get(team, routine);
-    __syncthreads();
-    if (t.my_idx < 0) {
-        __syncthreads(); /* every thread has read it before a next call may overwrite it */
-        return -1;
-    }
-    a.proto = gshmemi_coll_proto(t, a, GSHMEMI_SCOPE_BLOCK);
-    const unsigned ctas = gridDim.x * gridDim.y * gridDim.z;
-    const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    const unsigned most = (unsigned)gshmemi_proto_slices(&t, a.proto);
-    const int slices = (int)(ctas < most ? ctas : most);
-    __syncthreads();
-    if ((int)cta < slices)
-        gshmemi_coll_slice<OP, T>(t, a, (int)cta, slices, gshmemi_scope_tid(GSHMEMI_SCOPE_BLOCK),
-                                  gshmemi_scope_size(GSHMEMI_SCOPE_BLOCK), GSHMEMI_SCOPE_BLOCK);
-    cooperative_groups::this_grid().sync();
-    return 0;
 }
 
 /* ---- launching kernels that call the _grid forms ----
@@ -133,13 +104,24 @@ static inline int shmemx_collective_launch(const void *func, dim3 grid, dim3 blo
     return 0;
 }
 
-/* Device forms of one collective: the HD thread form and _warp, _block, _grid. */
+/* The device forms, generated here and only here from the type lists and the operator list of
+ * gshmem/types.h; every one ends in gshmemi_coll_group or gshmemi_coll_grid (device/coll.cuh).
+ * GSHMEMI_DEVICE_COLL_FORMS makes, for one collective NAME: shmem_NAME (__host__ __device__: the
+ * calling thread, or on the host the blocking form), shmemx_NAME_warp, shmemx_NAME_block and
+ * shmemx_NAME_grid. GSHMEMI_DEVICE_MOVE gives NAME = TYPE_broadcast, TYPE_fcollect,
+ * TYPE_collect, TYPE_alltoall, TYPE_alltoalls for each TYPE of GSHMEM_RMA_TYPES and
+ * GSHMEM_RMA_EXT_TYPES; GSHMEMI_DEVICE_REDUCE gives NAME = TYPE_OP_reduce and
+ * TYPE_OP_reducescatter for each pair of GSHMEM_REDUCE_PAIRS and GSHMEM_REDUCE_EXT_PAIRS (so
+ * shmem_int_sum_reduce, shmemx_float_sum_reduce_block, shmemx_half_max_reduce_grid ...); the
+ * untyped forms below give NAME = broadcastmem, fcollectmem, collectmem, alltoallmem. The
+ * on-stream forms of half and bfloat16 (shmemx_half_sum_reduce_on_stream, ...) come from
+ * gshmem/coll.h's generators, instantiated at the end of this file. */
 #define GSHMEMI_DEVICE_COLL_FORMS(NAME, PARAMS, ARGS, OPC, T, DT)                                                   \
     GSHMEMI_HD int shmem_##NAME PARAMS                                                                               \
     {                                                                                                                \
         gshmemi_coll_args_t a = ARGS;                                                                                \
         return GSHMEMI_HOSTDEV_BRANCH((gshmemi_coll_group<OPC, T>(team, a, GSHMEMI_SCOPE_THREAD, __func__)),         \
-                                      gshmemi_coll_host(__func__, team, &a, DT, OPC < 0 ? 0 : OPC));                \
+                                      gshmemi_coll_host(__func__, team, &a, DT, OPC));                \
     }                                                                                                                \
     GSHMEMI_DEV int shmemx_##NAME##_warp PARAMS                                                                      \
     {                                                                                                                \
@@ -153,19 +135,19 @@ static inline int shmemx_collective_launch(const void *func, dim3 grid, dim3 blo
 
 #define GSHMEMI_DEVICE_MOVE(name, T)                                                                                 \
     GSHMEMI_DEVICE_COLL_FORMS(name##_broadcast, (shmem_team_t team, T * dest, const T *source, size_t nelems, int PE_root), \
-                              gshmemi_coll_args_root(dest, source, nelems, sizeof(T), PE_root), -1, char, GSHMEMI_DT_UINT8) \
+                              gshmemi_coll_args_root(dest, source, nelems, sizeof(T), PE_root), GSHMEMI_OP_NONE, char, GSHMEMI_DT_UINT8) \
     GSHMEMI_DEVICE_COLL_FORMS(name##_fcollect, (shmem_team_t team, T * dest, const T *source, size_t nelems),           \
-                              gshmemi_coll_args(GSHMEMI_COLL_FCOLLECT, dest, source, nelems, sizeof(T)), -1, char,      \
+                              gshmemi_coll_args(GSHMEMI_COLL_FCOLLECT, dest, source, nelems, sizeof(T)), GSHMEMI_OP_NONE, char,      \
                               GSHMEMI_DT_UINT8)                                                                      \
     GSHMEMI_DEVICE_COLL_FORMS(name##_collect, (shmem_team_t team, T * dest, const T *source, size_t nelems),            \
-                              gshmemi_coll_args(GSHMEMI_COLL_COLLECT, dest, source, nelems, sizeof(T)), -1, char,       \
+                              gshmemi_coll_args(GSHMEMI_COLL_COLLECT, dest, source, nelems, sizeof(T)), GSHMEMI_OP_NONE, char,       \
                               GSHMEMI_DT_UINT8)                                                                      \
     GSHMEMI_DEVICE_COLL_FORMS(name##_alltoall, (shmem_team_t team, T * dest, const T *source, size_t nelems),           \
-                              gshmemi_coll_args(GSHMEMI_COLL_ALLTOALL, dest, source, nelems, sizeof(T)), -1, char,      \
+                              gshmemi_coll_args(GSHMEMI_COLL_ALLTOALL, dest, source, nelems, sizeof(T)), GSHMEMI_OP_NONE, char,      \
                               GSHMEMI_DT_UINT8)                                                                      \
     GSHMEMI_DEVICE_COLL_FORMS(name##_alltoalls,                                                                      \
                               (shmem_team_t team, T * dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems), \
-                              gshmemi_coll_args_strided(dest, source, dst, sst, nelems, sizeof(T)), -1, char,           \
+                              gshmemi_coll_args_strided(dest, source, dst, sst, nelems, sizeof(T)), GSHMEMI_OP_NONE, char,           \
                               GSHMEMI_DT_UINT8)
 #define GSHMEMI_DEVICE_REDUCE(op, OPC, name, T, DT)                                                                  \
     GSHMEMI_DEVICE_COLL_FORMS(name##op##_reduce, (shmem_team_t team, T * dest, const T *source, size_t nreduce),        \
@@ -178,13 +160,13 @@ GSHMEM_RMA_EXT_TYPES(GSHMEMI_DEVICE_MOVE)
 GSHMEM_REDUCE_PAIRS(GSHMEMI_DEVICE_REDUCE)
 GSHMEM_REDUCE_EXT_PAIRS(GSHMEMI_DEVICE_REDUCE)
 GSHMEMI_DEVICE_COLL_FORMS(broadcastmem, (shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root),
-                          gshmemi_coll_args_root(dest, source, nelems, 1, PE_root), -1, char, GSHMEMI_DT_UINT8)
+                          gshmemi_coll_args_root(dest, source, nelems, 1, PE_root), GSHMEMI_OP_NONE, char, GSHMEMI_DT_UINT8)
 GSHMEMI_DEVICE_COLL_FORMS(fcollectmem, (shmem_team_t team, void *dest, const void *source, size_t nelems),
-                          gshmemi_coll_args(GSHMEMI_COLL_FCOLLECT, dest, source, nelems, 1), -1, char, GSHMEMI_DT_UINT8)
+                          gshmemi_coll_args(GSHMEMI_COLL_FCOLLECT, dest, source, nelems, 1), GSHMEMI_OP_NONE, char, GSHMEMI_DT_UINT8)
 GSHMEMI_DEVICE_COLL_FORMS(collectmem, (shmem_team_t team, void *dest, const void *source, size_t nelems),
-                          gshmemi_coll_args(GSHMEMI_COLL_COLLECT, dest, source, nelems, 1), -1, char, GSHMEMI_DT_UINT8)
+                          gshmemi_coll_args(GSHMEMI_COLL_COLLECT, dest, source, nelems, 1), GSHMEMI_OP_NONE, char, GSHMEMI_DT_UINT8)
 GSHMEMI_DEVICE_COLL_FORMS(alltoallmem, (shmem_team_t team, void *dest, const void *source, size_t nelems),
-                          gshmemi_coll_args(GSHMEMI_COLL_ALLTOALL, dest, source, nelems, 1), -1, char, GSHMEMI_DT_UINT8)
+                          gshmemi_coll_args(GSHMEMI_COLL_ALLTOALL, dest, source, nelems, 1), GSHMEMI_OP_NONE, char, GSHMEMI_DT_UINT8)
 GSHMEM_RMA_EXT_TYPES(GSHMEMI_ON_STREAM_MOVE)
 GSHMEM_REDUCE_EXT_PAIRS(GSHMEMI_ON_STREAM_REDUCE)
 #undef GSHMEMI_DEVICE_MOVE

@@ -1,5 +1,6 @@
-/* The collective protocol rule (include/gshmem/coll.h), shared by the host launcher and the
- * device: thresholds, the shapes that must go DIRECT, and what a forced protocol becomes. */
+/* The collective policy (device/coll/policy.h), shared by the host launcher and the device:
+ * thresholds, the shapes that must go DIRECT, what a forced protocol becomes, which protocols a
+ * team's reach allows, and DIRECT's choice of algorithm. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <cmocka.h>
 
 #include "gshmem.h"
+#include "device/coll/policy.h"
 
 #define LL (64u << 10)
 #define LL128 (512u << 10)
@@ -96,6 +98,52 @@ static void test_direct_push(void **state)
     assert_false(gshmemi_direct_push(&ds, 2, &a, 1));
 }
 
+/* A team's protocols follow from how its members are reached: LL128 and SIMPLE where the team
+ * has their buffers (the world team), every protocol only while all members are P2P peers. */
+static void test_reach(void **state)
+{
+    (void)state;
+    gshmemi_device_state_t ds;
+    gshmemi_team_dev_t t;
+    memset(&ds, 0, sizeof(ds));
+    memset(&t, 0, sizeof(t));
+    ds.coll_ll_max = LL;
+    ds.coll_ll128_max = LL128;
+    ds.coll_simple_max = SIMPLE;
+    assert_int_equal(gshmemi_team_reach(&t), GSHMEMI_REACH_P2P);
+    gshmemi_proto_rule_t r = gshmemi_proto_rule_of(&ds, &t);
+    assert_false(r.has_ll128);
+    assert_false(r.has_simple);
+    assert_int_equal(gshmemi_pick_proto(GSHMEMI_COLL_REDUCE, LL + 1, r), GSHMEMI_PROTO_DIRECT);
+    t.ll128_slices = 4;
+    r = gshmemi_proto_rule_of(&ds, &t);
+    assert_true(r.has_ll128);
+    assert_false(r.has_simple);
+    assert_int_equal(gshmemi_pick_proto(GSHMEMI_COLL_REDUCE, LL128, r), GSHMEMI_PROTO_LL128);
+    assert_int_equal(gshmemi_pick_proto(GSHMEMI_COLL_REDUCE, LL128 + 1, r), GSHMEMI_PROTO_DIRECT);
+    t.simple_slices = 4;
+    assert_int_equal(gshmemi_team_reach(&t), GSHMEMI_REACH_P2P | GSHMEMI_REACH_LL128 | GSHMEMI_REACH_SIMPLE);
+    r = gshmemi_proto_rule_of(&ds, &t);
+    assert_int_equal(gshmemi_pick_proto(GSHMEMI_COLL_REDUCE, LL128 + 1, r), GSHMEMI_PROTO_SIMPLE);
+    assert_int_equal(gshmemi_proto_slices(&t, GSHMEMI_PROTO_SIMPLE), 4);
+    assert_int_equal(gshmemi_proto_slices(&t, GSHMEMI_PROTO_DIRECT), GSHMEMI_COLL_SLICES);
+}
+
+/* A DIRECT reduction is one-shot on 2 PEs up to GSHMEM_COLL_ONESHOT_MAX, two-shot otherwise. */
+static void test_oneshot(void **state)
+{
+    (void)state;
+    gshmemi_device_state_t ds;
+    static float buf[2][8];
+    memset(&ds, 0, sizeof(ds));
+    ds.coll_oneshot_max = 1024;
+    gshmemi_coll_args_t a = gshmemi_coll_args(GSHMEMI_COLL_REDUCE, buf[0], buf[1], 256, 4);
+    assert_true(gshmemi_reduce_oneshot(&ds, 2, &a));
+    assert_false(gshmemi_reduce_oneshot(&ds, 3, &a));
+    a.nelems = 257;
+    assert_false(gshmemi_reduce_oneshot(&ds, 2, &a));
+}
+
 /* One thread group (device call, one slice): LL while one step carries it (a warp: 1 KiB; one
  * thread: 32 B), then LL128 for blocks of whole warps (to 8 KiB from 256 threads, 1 KiB a warp
  * below), then DIRECT; forced protocols and SIMPLE keep the team rule. */
@@ -139,6 +187,7 @@ static void test_group(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_auto), cmocka_unit_test(test_shapes_and_forcing),
-                                       cmocka_unit_test(test_direct_push), cmocka_unit_test(test_group)};
+                                       cmocka_unit_test(test_direct_push), cmocka_unit_test(test_group),
+                                       cmocka_unit_test(test_reach), cmocka_unit_test(test_oneshot)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

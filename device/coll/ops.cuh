@@ -1,0 +1,60 @@
+/* Element operators and unaligned word access, shared by every protocol. */
+#ifndef GSHMEM_DEVICE_COLL_OPS_CUH
+#define GSHMEM_DEVICE_COLL_OPS_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <type_traits>
+
+#include "gshmem/coll.h" /* GSHMEMI_OP_NONE */
+#include "../team.cuh"
+#include "policy.h"
+
+/* Member functions of the protocol and algorithm objects (GSHMEMI_DEV is static). */
+#define GSHMEMI_DEVM __device__ __forceinline__
+
+/* ---- element operators ---- */
+/* half and bfloat16 are combined in float and rounded once. */
+template <int OP, typename T> GSHMEMI_DEV T gshmemi_redop(T a, T b)
+{
+    if constexpr (std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value)
+        return T(gshmemi_redop<OP, float>((float)a, (float)b));
+    else if constexpr (OP == GSHMEMI_OP_AND) return (T)(a & b);
+    else if constexpr (OP == GSHMEMI_OP_OR) return (T)(a | b);
+    else if constexpr (OP == GSHMEMI_OP_XOR) return (T)(a ^ b);
+    else if constexpr (OP == GSHMEMI_OP_MIN) return b < a ? b : a;
+    else if constexpr (OP == GSHMEMI_OP_MAX) return b > a ? b : a;
+    else if constexpr (OP == GSHMEMI_OP_SUM) return (T)(a + b);
+    else return (T)(a * b);
+}
+
+/* Element-wise op on W bytes held in a register-sized word. */
+template <int OP, typename T, typename W> GSHMEMI_DEV W gshmemi_redop_word(W a, W b)
+{
+    union { W w; T e[sizeof(W) / sizeof(T)]; } x, y;
+    x.w = a;
+    y.w = b;
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(W) / sizeof(T)); i++) x.e[i] = gshmemi_redop<OP, T>(x.e[i], y.e[i]);
+    return x.w;
+}
+
+/* ---- unaligned 8-byte access (payload lines of LL) ---- */
+GSHMEMI_DEV uint64_t gshmemi_load8(const char *p, unsigned n)
+{
+    if (n == 8 && ((uintptr_t)p & 7) == 0) return *(const uint64_t *)p;
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n; i++) v |= (uint64_t)(uint8_t)p[i] << (8 * i);
+    return v;
+}
+GSHMEMI_DEV void gshmemi_store8(char *p, uint64_t v, unsigned n)
+{
+    if (n == 8 && ((uintptr_t)p & 7) == 0) {
+        *(uint64_t *)p = v;
+        return;
+    }
+    for (unsigned i = 0; i < n; i++) p[i] = (char)(v >> (8 * i));
+}
+
+#endif

@@ -1,0 +1,122 @@
+/* Which protocol and algorithm a collective takes: the one rule, in plain C, shared by the host
+ * launcher (collectives/coll.cu), the device forms (device/coll.cuh) and test/unit/test_coll_rules.c.
+ *
+ * Protocols: LL up to ll_max bytes per block, then LL128 up to ll128_max and SIMPLE up to
+ * simple_max where they are available, DIRECT above (and always for collect and alltoalls, whose
+ * blocks are not one shape). A forced LL128 falls back to LL, a forced SIMPLE to DIRECT, where
+ * they are not available. Availability is a property of how the team's members are reached
+ * (gshmemi_proto_rule_of): every protocol needs all members reachable by loads and stores (P2P),
+ * and LL128 and SIMPLE also need their buffers, which only the world team has. */
+#ifndef GSHMEM_DEVICE_COLL_POLICY_H
+#define GSHMEM_DEVICE_COLL_POLICY_H
+
+#include <stddef.h>
+
+#include "gshmem/types.h"
+
+/* How a team's members are reached, as the protocols need to know it. */
+enum {
+    GSHMEMI_REACH_P2P = 1 << 0,   /* every member's heap is mapped: loads and stores reach it */
+    GSHMEMI_REACH_LL128 = 1 << 1, /* the team has LL128 buffers */
+    GSHMEMI_REACH_SIMPLE = 1 << 2 /* the team has SIMPLE buffers */
+};
+
+typedef struct gshmemi_proto_rule {
+    int forced;               /* GSHMEMI_PROTO_*; AUTO: by size */
+    size_t ll_max, ll128_max, simple_max;
+    int has_ll128, has_simple;
+} gshmemi_proto_rule_t;
+
+/* What a team offers the protocols. Today every team's members are P2P peers (the runtime maps
+ * every heap or fails init); a member reached otherwise will clear GSHMEMI_REACH_P2P here. */
+GSHMEMI_HD_INLINE int gshmemi_team_reach(const gshmemi_team_dev_t *t)
+{
+    return GSHMEMI_REACH_P2P | (t->ll128_slices > 0 ? GSHMEMI_REACH_LL128 : 0) |
+           (t->simple_slices > 0 ? GSHMEMI_REACH_SIMPLE : 0);
+}
+
+/* The rule of a team under the runtime's settings. */
+GSHMEMI_HD_INLINE gshmemi_proto_rule_t gshmemi_proto_rule_of(const gshmemi_device_state_t *ds, const gshmemi_team_dev_t *t)
+{
+    const int reach = gshmemi_team_reach(t), p2p = (reach & GSHMEMI_REACH_P2P) != 0;
+    gshmemi_proto_rule_t r;
+    r.forced = ds->coll_proto;
+    r.ll_max = ds->coll_ll_max;
+    r.ll128_max = ds->coll_ll128_max;
+    r.simple_max = ds->coll_simple_max;
+    r.has_ll128 = p2p && (reach & GSHMEMI_REACH_LL128) != 0;
+    r.has_simple = p2p && (reach & GSHMEMI_REACH_SIMPLE) != 0;
+    return r;
+}
+
+/* The protocol of a collective of `kind` with `blk` bytes per block. */
+GSHMEMI_HD_INLINE int gshmemi_pick_proto(int kind, size_t blk, gshmemi_proto_rule_t r)
+{
+    if (kind == GSHMEMI_COLL_COLLECT || kind == GSHMEMI_COLL_ALLTOALLS) return GSHMEMI_PROTO_DIRECT;
+    if (r.forced == GSHMEMI_PROTO_SIMPLE) return r.has_simple ? GSHMEMI_PROTO_SIMPLE : GSHMEMI_PROTO_DIRECT;
+    if (r.forced == GSHMEMI_PROTO_LL128) return r.has_ll128 ? GSHMEMI_PROTO_LL128 : GSHMEMI_PROTO_LL;
+    if (r.forced != GSHMEMI_PROTO_AUTO) return r.forced;
+    if (blk <= r.ll_max) return GSHMEMI_PROTO_LL;
+    if (r.has_ll128 && blk <= r.ll128_max) return GSHMEMI_PROTO_LL128;
+    if (r.has_simple && blk <= r.simple_max) return GSHMEMI_PROTO_SIMPLE;
+    return GSHMEMI_PROTO_DIRECT;
+}
+
+/* A device call by one thread group runs as one slice: its LL or LL128 steps follow one another,
+ * a round trip each, while DIRECT costs two syncs at any size, so past a step or two DIRECT wins;
+ * the limits below are where it did on the measured hosts (README, "Collectives"). A forced
+ * protocol, and SIMPLE where configured, are kept. `picked` is gshmemi_pick_proto's answer;
+ * LL128 needs whole warps. */
+#define GSHMEMI_GROUP_THREAD_LL_MAX 32
+#define GSHMEMI_GROUP_WARP_LL_MAX 1024
+#define GSHMEMI_GROUP_LL128_MAX (8u << 10) /* from 256 threads; 1 KiB a warp below */
+GSHMEMI_HD_INLINE int gshmemi_group_proto(int picked, gshmemi_proto_rule_t r, size_t blk, unsigned group)
+{
+    const size_t ll_max = group == 1 ? GSHMEMI_GROUP_THREAD_LL_MAX
+                          : group <= 32 ? GSHMEMI_GROUP_WARP_LL_MAX : GSHMEMI_LL_SLICE_DATA;
+    const size_t ll128_max = group >= 256 ? GSHMEMI_GROUP_LL128_MAX : (size_t)group / 32 * 1024;
+    const int ll128_ok = r.has_ll128 && group > 32 && group % 32 == 0 && blk <= ll128_max;
+    if (r.forced != GSHMEMI_PROTO_AUTO) return picked;
+    if (picked == GSHMEMI_PROTO_LL) {
+        if (blk <= ll_max) return picked;
+        return ll128_ok && blk <= r.ll128_max ? GSHMEMI_PROTO_LL128 : GSHMEMI_PROTO_DIRECT;
+    }
+    if (picked == GSHMEMI_PROTO_LL128) return ll128_ok ? picked : GSHMEMI_PROTO_DIRECT;
+    return picked;
+}
+
+/* DIRECT's algorithms. Pushes (stores into the peers' memory) rather than pulls: NVLink carries
+ * stores faster than loads when both directions are busy. fcollect and alltoall push from
+ * push_min bytes per block; a reduction of 2 PEs into a dest apart from its source is two-shot by
+ * stores from push_reduce_min, in a kernel of its own only (own_kernel: the on-stream launch), so
+ * the grid form keeps within its registers. */
+GSHMEMI_HD_INLINE int gshmemi_direct_push(const gshmemi_device_state_t *ds, int team_size, const gshmemi_coll_args_t *a,
+                                          int own_kernel)
+{
+    const size_t blk = a->nelems * a->es;
+    const char *d = (const char *)a->dest, *s = (const char *)a->src;
+    if (a->kind == GSHMEMI_COLL_FCOLLECT || a->kind == GSHMEMI_COLL_ALLTOALL) return blk >= ds->coll_push_min;
+    return a->kind == GSHMEMI_COLL_REDUCE && own_kernel && team_size == 2 && blk >= ds->coll_push_reduce_min &&
+           (d + blk <= s || s + blk <= d);
+}
+
+/* A DIRECT reduction of 2 PEs up to GSHMEM_COLL_ONESHOT_MAX is one-shot: each PE reads the
+ * other's whole source, which over 2 PEs moves the same bytes per link direction as two-shot,
+ * all as reads, and stores nothing remotely. Above, or on more PEs, two-shot. */
+GSHMEMI_HD_INLINE int gshmemi_reduce_oneshot(const gshmemi_device_state_t *ds, int team_size, const gshmemi_coll_args_t *a)
+{
+    return team_size == 2 && a->nelems * a->es <= ds->coll_oneshot_max;
+}
+
+/* Slices a protocol can use on a team (buffers per slice, or pSync barrier words per slice). */
+GSHMEMI_HD_INLINE int gshmemi_proto_slices(const gshmemi_team_dev_t *t, int proto)
+{
+    switch (proto) {
+    case GSHMEMI_PROTO_LL: return t->ll_slices;
+    case GSHMEMI_PROTO_LL128: return t->ll128_slices;
+    case GSHMEMI_PROTO_SIMPLE: return t->simple_slices;
+    default: return GSHMEMI_COLL_SLICES;
+    }
+}
+
+#endif

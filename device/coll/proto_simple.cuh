@@ -1,0 +1,117 @@
+/* SIMPLE: bulk and pipelined. Each step the sender copies a chunk into a slot of the receiver's
+ * ring with plain 16-byte stores (NVLink writes, the fastest way across), the group meets, and a
+ * release flag says the step is there; the receiver reduces or copies out of its own memory and
+ * hands the slot back with a credit. A slice sends step k + 1 before it consumes step k, and a
+ * ring of GSHMEMI_SIMPLE_SLOTS slots lets a sender run that many steps ahead of the slowest
+ * receiver before it waits for a credit. Steps are counted per slice, SIMPLE only (every member
+ * runs the same steps), so flags and credits only grow. Only the world team has the buffers.
+ * The primitives are LL's (proto_ll.cuh); a unit is the whole chunk, and a "word" the address of
+ * a chunk (this PE's source, or a slot). */
+#ifndef GSHMEM_DEVICE_COLL_PROTO_SIMPLE_CUH
+#define GSHMEM_DEVICE_COLL_PROTO_SIMPLE_CUH
+
+#include "proto_direct.cuh" /* gshmemi_reduce_loop */
+
+GSHMEMI_DEV char *gshmemi_simple_slot(const gshmemi_team_dev_t &t, uint64_t step, int slice, int from)
+{
+    size_t slot = (size_t)((step - 1) % GSHMEMI_SIMPLE_SLOTS);
+    return t.simple + (((slot * t.simple_slices + slice) * t.size + from) * GSHMEMI_SIMPLE_CHUNK);
+}
+
+/* Writes `step` into this PE's word of `words` ([slice][member], symmetric) on every other
+ * member: a data flag (a release: the chunk's stores come first) or a credit (relaxed). */
+GSHMEMI_DEV void gshmemi_simple_tell(const gshmemi_team_dev_t &t, uint64_t *words, int slice, uint64_t step, bool release,
+                                     unsigned tid, unsigned nt)
+{
+    const int n = t.size, me = t.my_idx;
+    for (int i = 1 + (int)tid; i < n; i += (int)nt) {
+        uint64_t *w = (uint64_t *)gshmemi_peer_ptr_raw(words + (size_t)slice * n + me, gshmemi_team_pe(t, (me + i) % n));
+        if (release) gshmemi_st_release_u64(w, step);
+        else gshmemi_st_relaxed_u64(w, step);
+    }
+}
+
+/* One step of a slice: its chunk at byte `off` of every block, `len` bytes. */
+struct gshmemi_simple {
+    typedef const char *word;
+    struct unit {
+    };
+    const gshmemi_team_dev_t &t;
+    int slice, scope;
+    uint64_t step;
+    size_t off, len;
+    unsigned tid, nt;
+
+    /* Wait until every receiver has freed the slot, put the chunk, flag it. */
+    template <typename Src> GSHMEMI_DEVM void send(Src chunk_for) const
+    {
+        const int n = t.size, me = t.my_idx;
+        if (step > GSHMEMI_SIMPLE_SLOTS)
+            for (int i = 1 + (int)tid; i < n; i += (int)nt) {
+                int to = (me + i) % n;
+                uint64_t *f = t.simple_credit + (size_t)slice * n + to, start = 0;
+                uint32_t spins = 0;
+                while (gshmemi_ld_acquire_u64(f) < step - GSHMEMI_SIMPLE_SLOTS)
+                    if (gshmemi_wait_expired(&start, &spins)) gshmemi_wait_report("SIMPLE collective (credit)", f, gshmemi_team_pe(t, to));
+            }
+        gshmemi_scope_sync(scope);
+        for (int i = 1; i < n; i++) {
+            int to = (me + i) % n;
+            gshmemi_copy(gshmemi_peer_ptr_raw(gshmemi_simple_slot(t, step, slice, me), gshmemi_team_pe(t, to)), chunk_for(to), len,
+                         tid, nt);
+        }
+        gshmemi_scope_sync(scope);
+        gshmemi_simple_tell(t, t.simple_flags, slice, step, true, tid, nt);
+    }
+    /* Wait for the senders' flags (only the root's for a broadcast), reduce or copy out of the
+     * slots, credit every member (all of them, so credits advance alike whoever sent: a
+     * broadcast's root waits on them too). */
+    template <typename Body> GSHMEMI_DEVM void recv(int root, Body body) const
+    {
+        const int n = t.size, me = t.my_idx;
+        for (int i = (int)tid; i < n; i += (int)nt) {
+            if (i == me || (root >= 0 && i != root)) continue;
+            uint64_t *f = t.simple_flags + (size_t)slice * n + i, start = 0;
+            uint32_t spins = 0;
+            while (gshmemi_ld_acquire_u64(f) < step)
+                if (gshmemi_wait_expired(&start, &spins)) gshmemi_wait_report("SIMPLE collective", f, gshmemi_team_pe(t, i));
+        }
+        gshmemi_scope_sync(scope);
+        body(unit{});
+        /* the slots' loads have returned (their values are stored) once the group has met: a
+         * relaxed credit is enough */
+        gshmemi_scope_sync(scope);
+        gshmemi_simple_tell(t, t.simple_credit, slice, step, false, tid, nt);
+    }
+    GSHMEMI_DEVM word own(const unit &, const char *p) const { return p; }
+    GSHMEMI_DEVM word from(const unit &, int i) const { return gshmemi_simple_slot(t, step, slice, i); }
+    GSHMEMI_DEVM void out(const unit &, char *p, word w) const { gshmemi_copy(p, w, len, tid, nt); }
+    template <int OP, typename T, typename Get> GSHMEMI_DEVM void reduce(const unit &, int n, Get get, char *p) const
+    {
+        gshmemi_reduce_loop<OP, T>(n, get, 1, [=](int) { return p; }, len, tid, nt);
+    }
+};
+
+/* Every chunk of this slice ([slice + j * nslices] * CHUNK), sends one step ahead of receives. */
+template <typename Algo>
+GSHMEMI_DEV void gshmemi_simple_slice(const gshmemi_team_dev_t &t, size_t blk, int slice, int nslices, unsigned tid,
+                                      unsigned nt, int scope, const Algo &algo)
+{
+    const size_t stride = (size_t)nslices * GSHMEMI_SIMPLE_CHUNK;
+    const size_t first = (size_t)slice * GSHMEMI_SIMPLE_CHUNK;
+    const uint64_t steps = first < blk ? (blk - first + stride - 1) / stride : 0;
+    const uint64_t base = *(volatile uint64_t *)(t.simple_steps + slice);
+    auto step = [&](uint64_t s, uint64_t j) { /* step number s carries chunk j */
+        const size_t off = first + j * stride;
+        return gshmemi_simple{t, slice, scope, s, off, blk - off < GSHMEMI_SIMPLE_CHUNK ? blk - off : GSHMEMI_SIMPLE_CHUNK, tid, nt};
+    };
+    for (uint64_t j = 0; j <= steps; j++) {
+        if (j < steps) algo.send(step(base + j + 1, j));
+        if (j > 0) algo.recv(step(base + j, j - 1));
+    }
+    gshmemi_scope_sync(scope);
+    if (tid == 0) *(volatile uint64_t *)(t.simple_steps + slice) = base + steps;
+    gshmemi_scope_sync(scope);
+}
+
+#endif
