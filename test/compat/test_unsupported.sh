@@ -55,7 +55,7 @@ done
 # C host code: the constants fail the same way (a C program has no function templates: an
 # unsupported function is an undeclared one, which the compiler names)
 printf '#include <nvshmem.h>\nint main(void) { return nvshmem_team_n_pes(NVSHMEMX_TEAM_SAME_GPU); }\n' >"$tmp/case.c"
-if gcc -std=c11 -I"$src/include/nvshmem-compat" -I"$src/include" -c "$tmp/case.c" -o "$tmp/case_c.o" >"$tmp/case_c.log" 2>&1; then
+if gcc -std=c11 -I"$src/include/nvshmem-compat" -I"$src/include" -I"$src" -c "$tmp/case.c" -o "$tmp/case_c.o" >"$tmp/case_c.log" 2>&1; then
     fail "NVSHMEMX_TEAM_SAME_GPU in C compiled"
 fi
 grep -q "NVSHMEMX_TEAM_SAME_GPU is not supported by gshmem" "$tmp/case_c.log" ||
