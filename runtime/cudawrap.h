@@ -33,7 +33,10 @@ extern "C" {
     X(cuMemSetAccess)                                                                             \
     X(cuMemGetAllocationGranularity)                                                              \
     X(cuMemExportToShareableHandle)                                                               \
-    X(cuMemImportFromShareableHandle)
+    X(cuMemImportFromShareableHandle)                                                             \
+    X(cuMemGetHandleForAddressRange)                                                              \
+    X(cuStreamWriteValue32)                                                                       \
+    X(cuStreamWriteValue64)
 
 typedef struct {
 #define GSHMEMI_DRIVER_FIELD(fn) __typeof__(&fn) fn;

@@ -127,9 +127,22 @@ static int parse_proto(const char *name, const char *text, gshmemi_env_proto_t *
     return rc;
 }
 
+static const char *const remote_names[] = {"auto", "proxy", "ibgda", "none"};
+static int parse_remote(const char *name, const char *text, gshmemi_env_remote_t *out)
+{
+    return parse_choice(name, text, remote_names, 4, out);
+}
+
+static const char *const backend_names[] = {"auto", "copy", "verbs"};
+static int parse_backend(const char *name, const char *text, gshmemi_env_backend_t *out)
+{
+    return parse_choice(name, text, backend_names, 3, out);
+}
+
 /* ---- limits (the LIMIT column) ---- */
 
 static int unset_or_positive(gshmemi_env_int_t v) { return v == -1 || v >= 1; }
+static int power_of_two(gshmemi_env_int_t v) { return v >= 64 && v <= (1 << 20) && (v & (v - 1)) == 0; }
 
 /* What a row's LIMIT becomes: a test of the local `value`, and a text into the local `rule`
  * (the locals limit_kind and any_text, set from the row's TYPE, pick the wording). */
@@ -148,6 +161,8 @@ enum { KIND_SIZE, KIND_INT, KIND_SECONDS, KIND_OTHER };
 #define LIMIT_KIND_loglevel KIND_OTHER
 #define LIMIT_KIND_bootstrap KIND_OTHER
 #define LIMIT_KIND_proto KIND_OTHER
+#define LIMIT_KIND_remote KIND_OTHER
+#define LIMIT_KIND_backend KIND_OTHER
 
 /* A size as the parser reads it back: the largest of K, M, G, T that divides it. */
 static void format_size_text(char *buf, size_t n, double v)
@@ -180,7 +195,8 @@ static void describe_range(char *buf, size_t n, int kind, double lo, double hi)
 
 static const char any_text_size[] = "any size", any_text_int[] = "any integer", any_text_seconds[] = "any seconds",
                   any_text_string[] = "any text", any_text_loglevel[] = "none|warn|info|trace",
-                  any_text_bootstrap[] = "auto|pmix|uid", any_text_proto[] = "auto|ll|ll128|simple|direct";
+                  any_text_bootstrap[] = "auto|pmix|uid", any_text_proto[] = "auto|ll|ll128|simple|direct",
+                  any_text_remote[] = "auto|proxy|ibgda|none", any_text_backend[] = "auto|copy|verbs";
 
 /* Pastes a row's LIMIT (e.g. RANGE(4, 64)) after a prefix: LIMIT_OK_RANGE(4, 64). ANY, RANGE and
  * CHECK are never macros themselves, so the pasted form is the one that expands. */
@@ -281,6 +297,15 @@ static void format_proto(char *buf, size_t n, gshmemi_env_proto_t v)
 {
     for (int i = 0; i < (int)(sizeof(proto_values) / sizeof(proto_values[0])); i++)
         if (proto_values[i] == v) snprintf(buf, n, "%s", proto_names[i]);
+}
+
+static void format_remote(char *buf, size_t n, gshmemi_env_remote_t v)
+{
+    snprintf(buf, n, "%s", v >= 0 && v < 4 ? remote_names[v] : "?");
+}
+static void format_backend(char *buf, size_t n, gshmemi_env_backend_t v)
+{
+    snprintf(buf, n, "%s", v >= 0 && v < 3 ? backend_names[v] : "?");
 }
 
 void gshmemi_env_print(FILE *out, const gshmemi_env_t *env)

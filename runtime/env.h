@@ -49,7 +49,14 @@ extern "C" {
     X(COLL_CTAS, int, "128", RANGE(1, GSHMEMI_COLL_SLICES), "Most CTAs (slices) of one on-stream collective") \
     X(COLL_PDL, int, "1", RANGE(0, 1), "1: on-stream collectives and barriers use programmatic dependent launch, so their launch overlaps the previous kernel's tail; 0: plain launches") \
     X(BOOTSTRAP_IFNAME, string, "", ANY, "Interface whose IPv4 address rank 0 of a unique-id job listens on (e.g. eth0); unset: the first one that is up. gshmemrun, whose PEs are all local, always uses 127.0.0.1") \
-    X(BOOTSTRAP_ADDR, string, "", ANY, "IPv4 address rank 0 of a unique-id job listens on (instead of GSHMEM_BOOTSTRAP_IFNAME); gshmemrun always uses 127.0.0.1")
+    X(BOOTSTRAP_ADDR, string, "", ANY, "IPv4 address rank 0 of a unique-id job listens on (instead of GSHMEM_BOOTSTRAP_IFNAME); gshmemrun always uses 127.0.0.1") \
+    X(HOST_ID, string, "", ANY, "Identity PEs are grouped by as one host (SHMEM_TEAM_SHARED, SHMEMX_TEAM_NODE, the choice of transport); unset: the host name. Lets one machine act as several hosts for testing") \
+    X(DISABLE_P2P, int, "0", RANGE(0, 1), "1: no peer is reached by load/store; every other PE goes through the remote transport (tests, and hosts where P2P misbehaves)") \
+    X(REMOTE_TRANSPORT, remote, "auto", ANY, "Transport of peers not reached by P2P: auto (IBGDA once it exists and sets up, else proxy) | proxy | ibgda | none (such a peer fails shmem_init)") \
+    X(PROXY_BACKEND, backend, "auto", ANY, "How the host proxy moves data: auto (copy for PEs of this physical host, verbs for others) | copy | verbs") \
+    X(PROXY_FIFO_SLOTS, int, "4096", CHECK(power_of_two, "a power of two, 64..1048576"), "Requests the proxy FIFO of a PE holds (64 bytes each, in pinned host memory)") \
+    X(PROXY_INJECT_ERROR, int, "0", RANGE(0, INT_MAX), "Tests: the proxy fails its Nth request (1-based) as if the backend had, to show the reported error; 0: never") \
+    X(IB_DEVICE, string, "", ANY, "RDMA device the verbs backend opens, optionally with its port (mlx5_0 or mlx5_0:1); unset: the first device with an active port")
 
 /* C type of each TYPE column value. */
 typedef size_t gshmemi_env_size_t;
@@ -59,8 +66,12 @@ typedef const char *gshmemi_env_string_t;
 typedef int gshmemi_env_loglevel_t;  /* GSHMEMI_LOG_* */
 typedef int gshmemi_env_bootstrap_t; /* GSHMEMI_BOOTSTRAP_* */
 typedef int gshmemi_env_proto_t;     /* GSHMEMI_PROTO_* */
+typedef int gshmemi_env_remote_t;    /* GSHMEMI_REMOTE_* */
+typedef int gshmemi_env_backend_t;   /* GSHMEMI_BACKEND_* */
 
 enum { GSHMEMI_BOOTSTRAP_AUTO = 0, GSHMEMI_BOOTSTRAP_PMIX = 1, GSHMEMI_BOOTSTRAP_UID = 2 };
+enum { GSHMEMI_REMOTE_AUTO = 0, GSHMEMI_REMOTE_PROXY = 1, GSHMEMI_REMOTE_IBGDA = 2, GSHMEMI_REMOTE_NONE = 3 };
+enum { GSHMEMI_BACKEND_AUTO = 0, GSHMEMI_BACKEND_COPY = 1, GSHMEMI_BACKEND_VERBS = 2 };
 
 typedef struct {
 #define GSHMEMI_ENV_FIELD(name, type, def, limit, doc) gshmemi_env_##type##_t name;

@@ -1,0 +1,64 @@
+/* What the host proxy asks of a backend: the thing that moves bytes to a remote PE once the
+ * proxy thread has taken a request off a PE's FIFO (transports/proxy/fifo.h). Two backends:
+ * copy (the copy engine, for PEs of this physical host that are remote to each other) and verbs
+ * (an ibverbs RC QP per peer, for other hosts). The proxy picks one per peer at init.
+ *
+ * Every data call posts and returns; work to one destination PE is executed in the order it was
+ * posted (a signal posted after a put lands after the put's data), and flush() waits for all of
+ * it. Symmetric addresses travel as offsets from the start of a PE's heap; local addresses are
+ * device (or pinned host) addresses of this process. */
+#ifndef GSHMEMI_PROXY_BACKEND_H
+#define GSHMEMI_PROXY_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../transport.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gshmemi_proxy_backend gshmemi_proxy_backend_t; /* a backend's private state */
+
+typedef struct gshmemi_proxy_backend_ops {
+    const char *name;  /* "copy", "verbs" */
+    size_t blob_size;  /* bytes each PE publishes at init (allgathered over the bootstrap) */
+    /* Opens the backend and writes this PE's blob. Returns GSHMEMI_ERR_UNSUPPORTED, with the
+     * reason logged at info level only, when this host lacks what the backend needs (no RDMA
+     * device, no libibverbs): the caller then decides whether that is an error (forced) or a
+     * fallback (auto). Any other failure is an error, logged. */
+    int (*open)(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **be, void *my_blob);
+    /* blobs: [n_pes][blob_size]. serve[pe] = 1 for each peer this backend must reach. Collective. */
+    int (*connect)(gshmemi_proxy_backend_t *be, const void *blobs, const int *serve);
+    /* A new chunk of this PE's heap. Collective over every PE (the heap grows in shmem_malloc,
+     * which is), so a backend may allgather keys here over ctx->bs. */
+    int (*register_chunk)(gshmemi_proxy_backend_t *be, const gshmemi_heap_chunk_t *chunk);
+    /* n bytes from local src to offset dst_off of pe's heap. */
+    int (*put)(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, const void *src, size_t n);
+    /* n bytes from offset src_off of pe's heap to local dst. */
+    int (*get)(gshmemi_proxy_backend_t *be, int pe, void *dst, uint64_t src_off, size_t n);
+    /* value (its low width bytes, width 1, 2, 4 or 8) stored at offset dst_off of pe's heap. */
+    int (*put_value)(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, uint64_t value, size_t width);
+    /* Atomic op (GSHMEMI_AMO_*, gshmem/amo.h) on the width-byte (4 or 8) word at dst_off of pe's
+     * heap, atomic with respect to the target GPU's own atomics, after every earlier put to pe.
+     * fetched: a host address (pinned) where the old value is stored before flush() returns, or
+     * NULL. */
+    int (*amo)(gshmemi_proxy_backend_t *be, int pe, int op, uint64_t dst_off, uint64_t value, uint64_t cond,
+               size_t width, uint64_t *fetched);
+    /* Makes progress on posted work without waiting; *idle = 1 when nothing is in flight. */
+    int (*progress)(gshmemi_proxy_backend_t *be, int *idle);
+    /* Waits (bounded by ctx->peer_timeout) until every call posted so far is complete at its
+     * target. An error names the operation, the peer and the cause (logged). */
+    int (*flush)(gshmemi_proxy_backend_t *be);
+    /* Releases everything open/connect/register_chunk made; safe after a partial open. */
+    void (*close)(gshmemi_proxy_backend_t *be);
+} gshmemi_proxy_backend_ops_t;
+
+extern const gshmemi_proxy_backend_ops_t gshmemi_proxy_backend_copy;
+extern const gshmemi_proxy_backend_ops_t gshmemi_proxy_backend_verbs;
+
+#ifdef __cplusplus
+}
+#endif
+#endif
