@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proxy_fifo.h"
+
 /* pSync geometry. Every team owns one slot of a pool reserved at init (the same offsets on every
  * PE); a slot holds a barrier area per slice (a CTA of a multi-CTA collective, or the one group of
  * a device call) and LL buffers. Sizes are multiples of 128 bytes, so no two teams or slices share
@@ -73,7 +75,7 @@ typedef struct gshmemi_device_state {
     int debug_checks;            /* GSHMEM_DEBUG_CHECKS: validate PE and address on every device call */
     char *heap_base;             /* this PE's heap: symmetric addresses live in [heap_base, +heap_size) */
     size_t heap_size;
-    char *const *peer_base;      /* device array [n_pes]: peer's heap as mapped here, NULL if unreachable */
+    char *const *peer_base;      /* device array [n_pes]: peer's heap as mapped here, NULL if not P2P (proxy) */
     int max_teams;
     const gshmemi_team_dev_t *teams; /* device array [max_teams]; handles index it */
     gshmemi_team_dev_t world;    /* teams[SHMEM_TEAM_WORLD], read through the constant cache */
@@ -86,6 +88,7 @@ typedef struct gshmemi_device_state {
     size_t coll_push_reduce_min; /* GSHMEM_COLL_PUSH_REDUCE_MIN: smallest 2-PE reduction two-shot by stores */
     uint64_t wait_timeout_ns;    /* device waits on other PEs trap after this long; 0 = never */
     char *peer_base_c[GSHMEMI_CONST_PEERS]; /* first PEs of peer_base, read through the constant cache */
+    gshmemi_proxy_fifo_t proxy;  /* this PE's host-proxy FIFO (device pointers); size 0: no proxy */
 } gshmemi_device_state_t;
 
 /* Layout version of gshmemi_device_state_t and of what it points to (gshmemi_team_dev_t, the
@@ -93,7 +96,7 @@ typedef struct gshmemi_device_state {
  * sizeof it was compiled with, and the runtime refuses a module whose pair differs from its own
  * (the state is copied into the module by that size, so a mismatch would be silently misread).
  * GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE is for the test that builds such a module. */
-#define GSHMEMI_DEVICE_STATE_VERSION 1
+#define GSHMEMI_DEVICE_STATE_VERSION 2
 #ifdef GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
 #define GSHMEMI_DEVICE_STATE_MODULE_VERSION GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
 #else

@@ -18,13 +18,29 @@ GSHMEMI_DEV void gshmemi_signal_update(void *sig_peer, uint64_t signal, int sig_
     else gshmemi_st_release_u64(sig_peer, signal);
 }
 
-/* The group copies, every thread fences its own stores to the system (so the data is out before
- * the barrier, whichever thread wrote it), the group syncs, and one thread signals. */
-GSHMEMI_DEV void gshmemi_put_signal_group(void *dest_peer, const void *src, size_t n, void *sig_peer, uint64_t signal,
-                                          int sig_op, int scope)
+/* A signal update of sig_addr on pe, routed: P2P, or through the proxy. */
+GSHMEMI_DEV void gshmemi_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, const char *routine)
 {
+    void *sig = gshmemi_peer_ptr_at(sig_addr, sizeof(uint64_t), pe, routine);
+    if (sig) gshmemi_signal_update(sig, signal, sig_op);
+    else gshmemi_proxy_put_signal(NULL, NULL, 0, sig_addr, signal, sig_op, pe, 0, routine);
+}
+
+/* Over P2P: the group copies, every thread fences its own stores to the system (so the data is
+ * out before the barrier, whichever thread wrote it), the group syncs, and one thread signals.
+ * Remote: one thread posts data and signal as one request, which the proxy executes in order. */
+GSHMEMI_DEV void gshmemi_put_signal_scope(void *dest, const void *src, size_t n, uint64_t *sig_addr, uint64_t signal,
+                                          int sig_op, int pe, int scope, int blocking, const char *routine)
+{
+    void *dest_peer = gshmemi_peer_ptr_at(dest, n, pe, routine);
     unsigned tid = gshmemi_scope_tid(scope);
     gshmemi_scope_sync(scope);
+    if (!dest_peer) {
+        if (tid == 0) gshmemi_proxy_put_signal(dest, src, n, sig_addr, signal, sig_op, pe, blocking, routine);
+        gshmemi_scope_sync(scope);
+        return;
+    }
+    void *sig_peer = gshmemi_peer_ptr_at(sig_addr, sizeof(uint64_t), pe, routine);
     if (n) gshmemi_copy(dest_peer, src, n, tid, gshmemi_scope_size(scope));
     __threadfence_system();
     gshmemi_scope_sync(scope);

@@ -20,9 +20,16 @@ static int gshmemi_module_update(const gshmemi_device_state_t *state, int device
     return (int)err;
 }
 
-__attribute__((constructor)) static void gshmemi_module_ctor(void)
+/* A C++ dynamic initializer, not __attribute__((constructor)): nvcc appends the module's own CUDA
+ * registration (a constructor) after this header's code, and a constructor function here would
+ * run before it, so a module dlopen'ed after shmem_init would be filled before its symbols exist
+ * ("invalid device symbol"). The translation unit's dynamic initializers run after every
+ * constructor function of the unit. */
+static int gshmemi_module_ctor(void)
 {
     gshmemi_module_register(gshmemi_module_update, GSHMEMI_DEVICE_STATE_MODULE_VERSION, sizeof(gshmemi_device_state_t));
+    return 0;
 }
+__attribute__((unused)) static const int gshmemi_module_registered = gshmemi_module_ctor();
 
 #endif

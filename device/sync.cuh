@@ -7,10 +7,16 @@
 #include "p2p.cuh"
 #include "wait.cuh"
 
-/* All prior stores of this thread to any PE are complete and visible system-wide. */
-GSHMEMI_DEV void gshmemi_quiet(void) { __threadfence_system(); }
+/* All prior stores of this thread to any PE are complete and visible system-wide: a fence for
+ * P2P, and, where this PE has a proxy, every request posted so far complete at its target. */
+GSHMEMI_DEV void gshmemi_quiet(void)
+{
+    __threadfence_system();
+    if (gshmemi_proxy_on()) gshmemi_proxy_quiet("shmem_quiet");
+}
 /* Orders this thread's prior stores before its later ones, per destination PE. Over P2P the
- * same fence gives that ordering. */
+ * same fence gives that ordering; the proxy executes and completes the requests to one PE in the
+ * order they were posted, so it needs nothing more. */
 GSHMEMI_DEV void gshmemi_fence(void) { __threadfence_system(); }
 
 /* The wait bound of the inline API; read only when a wait has spun long enough to look. */

@@ -58,6 +58,11 @@ GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int sli
     int word = 0;
 
     gshmemi_scope_sync(scope);
+    /* what went through the proxy is not covered by the release below: complete it first */
+    if (ordered && gshmemi_proxy_on()) {
+        if (tid == 0) gshmemi_proxy_quiet("team barrier");
+        gshmemi_scope_sync(scope);
+    }
     for (int dist = 1; dist < n; dist *= k) {
         int nj = dist == 1 ? n - 1 : (n - 1) / dist;
         if (nj > k - 1) nj = k - 1;
@@ -65,7 +70,8 @@ GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int sli
             /* (r + j * dist) % n without a division on the one-round path */
             int to = r + j * dist < n ? r + j * dist : (r + j * dist) % n;
             uint64_t *f = (uint64_t *)gshmemi_peer_ptr_raw(flags + word + j - 1, gshmemi_team_pe(t, to));
-            if (ordered) gshmemi_red_release_inc_u64(f);
+            if (!f) (void)gshmemi_proxy_amo(GSHMEMI_AMO_ADD, flags + word + j - 1, 1, 0, 8, gshmemi_team_pe(t, to), "team sync");
+            else if (ordered) gshmemi_red_release_inc_u64(f);
             else gshmemi_red_relaxed_inc_u64(f);
         }
         /* read after the first signal, whose release would otherwise wait for the load */

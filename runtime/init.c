@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../transports/p2p/p2p.h"
+#include "../transports/route.h"
 #include "gshmem.h"
 #include "state.h"
 
@@ -15,8 +17,8 @@ gshmemi_state_t gshmemi_state;
 
 _Static_assert(sizeof(shmemx_uniqueid_t) == sizeof(gshmemi_uid_t), "uniqueid layout");
 
-/* Transports in order of preference; the first that reaches a peer serves it. */
-static const gshmemi_transport_t *const transports[] = {&gshmemi_transport_p2p};
+/* Every transport of the build, in the order their life cycles run (pick_transports chooses). */
+static const gshmemi_transport_t *const transports[] = {&gshmemi_transport_p2p, &gshmemi_transport_proxy};
 
 int gshmemi_require_init_at(const char *subsys, const char *routine, const char *file, int line)
 {
@@ -95,10 +97,16 @@ static int bootstrap_open(unsigned flags, const shmemx_init_attr_t *attr, gshmem
     return gshmemi_bootstrap_single_init(bs);
 }
 
-static uint64_t host_hash(void)
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    for (size_t i = 0; i < n; i++) h = (h ^ ((const unsigned char *)data)[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The physical machine: host name and boot id (a container may share the host name). */
+static uint64_t machine_hash(void)
 {
     char buf[320] = {0};
-    uint64_t h = 1469598103934665603ull;
     int fd;
 
     gethostname(buf, 255);
@@ -108,8 +116,15 @@ static uint64_t host_hash(void)
         (void)n;
         close(fd);
     }
-    for (size_t i = 0; i < sizeof(buf); i++) h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
-    return h;
+    return fnv1a(1469598103934665603ull, buf, sizeof(buf));
+}
+
+/* The host as gshmem groups PEs: GSHMEM_HOST_ID when set, else the machine. */
+static uint64_t host_hash(uint64_t machine)
+{
+    const char *id = gshmemi_env.HOST_ID;
+    if (!id || !*id) return machine;
+    return fnv1a(fnv1a(1469598103934665603ull, "GSHMEM_HOST_ID=", 15), id, strlen(id));
 }
 
 static int select_device(int local_index)
@@ -138,6 +153,9 @@ static int select_device(int local_index)
     return GSHMEMI_OK;
 }
 
+/* Two groupings: PEs of one host (GSHMEM_HOST_ID or the machine: teams SHARED and NODE, and P2P
+ * stays inside one) and PEs of one physical machine (the heap reservation's slots, the device
+ * choice, and whose heaps can be mapped here). */
 static int exchange_peers(void)
 {
     gshmemi_state_t *st = &gshmemi_state;
@@ -147,38 +165,58 @@ static int exchange_peers(void)
     st->local_pe = calloc((size_t)st->n_pes, sizeof(int));
     if (!st->peers || !st->local_pe) return GSHMEMI_ERR_NOMEM;
     me = &st->peers[st->my_pe];
-    me->host_hash = host_hash();
+    me->phys_hash = machine_hash();
+    me->host_hash = host_hash(me->phys_hash);
     me->pid = (int32_t)getpid();
     GSHMEMI_CHECK(st->bs->allgather(st->bs, st->peers, sizeof(*st->peers)));
     st->local_size = 0;
+    st->phys_size = 0;
     for (int pe = 0; pe < st->n_pes; pe++) {
+        if (st->peers[pe].phys_hash == me->phys_hash) {
+            if (pe == st->my_pe) st->phys_local = st->phys_size;
+            st->phys_size++;
+        }
         if (st->peers[pe].host_hash != me->host_hash) continue;
         if (pe == st->my_pe) st->my_local = st->local_size;
         st->local_pe[st->local_size++] = pe;
     }
-    GSHMEMI_CHECK(select_device(st->my_local));
-    me->local_index = st->my_local;
+    GSHMEMI_CHECK(select_device(st->phys_local));
+    me->local_index = st->phys_local;
     GSHMEMI_CUCHECK(cuDeviceGetUuid(&me->uuid, st->cudev));
     return st->bs->allgather(st->bs, st->peers, sizeof(*st->peers));
 }
 
-/* The transport of every peer (the first in the table that reaches it). */
+/* The route of every peer (transports/route.c: P2P where it can, else the remote transport
+ * GSHMEM_REMOTE_TRANSPORT names), logged per peer at info; an unreachable peer fails init. */
 static int pick_transports(void)
 {
     gshmemi_state_t *st = &gshmemi_state;
+    const gshmemi_route_cfg_t cfg = {gshmemi_env.DISABLE_P2P, gshmemi_env.REMOTE_TRANSPORT, gshmemi_env.PROXY_BACKEND};
+    gshmemi_route_peer_t *rp = calloc((size_t)st->n_pes, sizeof(*rp));
+    const char **access_why = calloc((size_t)st->n_pes, sizeof(*access_why));
+    int rc = rp && access_why ? GSHMEMI_OK : GSHMEMI_ERR_NOMEM;
 
-    for (int pe = 0; pe < st->n_pes; pe++) {
-        for (size_t t = 0; t < sizeof(transports) / sizeof(transports[0]) && !st->pe_transport[pe]; t++) {
-            int ok = 0;
-            GSHMEMI_CHECK(transports[t]->can_reach(&st->tctx, pe, &ok));
-            if (ok) st->pe_transport[pe] = transports[t];
-        }
-        if (!st->pe_transport[pe]) {
-            GSHMEMI_ERROR("init", "no transport reaches PE %d (another host, or a GPU without P2P access to ours); this build has only the p2p transport", pe);
-            return GSHMEMI_ERR_UNSUPPORTED;
-        }
+    for (int pe = 0; pe < st->n_pes && rc == GSHMEMI_OK; pe++) {
+        rp[pe].host = st->peers[pe].host_hash;
+        rp[pe].machine = st->peers[pe].phys_hash;
+        access_why[pe] = "";
+        rc = gshmemi_p2p_gpu_access(&st->tctx, pe, &rp[pe].gpu_access, &access_why[pe]);
     }
-    return GSHMEMI_OK;
+    for (int pe = 0; pe < st->n_pes && rc == GSHMEMI_OK; pe++) {
+        const char *why = "";
+        st->route[pe] = gshmemi_route_pick(rp, st->n_pes, st->my_pe, pe, &cfg, &why);
+        if (st->route[pe] == GSHMEMI_ROUTE_NONE) {
+            GSHMEMI_ERROR("init", "no transport reaches PE %d: %s (GPU: %s)", pe, why, access_why[pe]);
+            rc = GSHMEMI_ERR_UNSUPPORTED;
+            break;
+        }
+        st->pe_transport[pe] = st->route[pe] == GSHMEMI_ROUTE_P2P ? &gshmemi_transport_p2p : &gshmemi_transport_proxy;
+        if (pe != st->my_pe) GSHMEMI_INFO("init", "PE %d: %s (GPU: %s)", pe, why, access_why[pe]);
+    }
+    if (rc == GSHMEMI_OK) st->tctx.job_uses_verbs = gshmemi_route_job_uses_verbs(rp, st->n_pes, &cfg);
+    free(rp);
+    free(access_why);
+    return rc;
 }
 
 /* Heap growth subscription of one transport: hands it the new chunk. */
@@ -219,11 +257,17 @@ static int setup_heap_and_transports(void)
 
     st->pe_transport = calloc((size_t)st->n_pes, sizeof(*st->pe_transport));
     st->peer_base = calloc((size_t)st->n_pes, sizeof(char *));
-    if (!st->pe_transport || !st->peer_base) return GSHMEMI_ERR_NOMEM;
+    st->host_view = calloc((size_t)st->n_pes, sizeof(char *));
+    st->route = calloc((size_t)st->n_pes, sizeof(int));
+    if (!st->pe_transport || !st->peer_base || !st->host_view || !st->route) return GSHMEMI_ERR_NOMEM;
     ctx->my_pe = st->my_pe;
     ctx->n_pes = st->n_pes;
-    ctx->my_local = st->my_local;
-    ctx->local_size = st->local_size;
+    ctx->my_local = st->phys_local;
+    ctx->local_size = st->phys_size;
+    ctx->host_view = st->host_view;
+    ctx->route = st->route;
+    ctx->dev_proxy = &st->dstate.proxy;
+    ctx->device = st->device;
     ctx->peers = st->peers;
     ctx->pe_transport = st->pe_transport;
     ctx->peer_base = st->peer_base;
@@ -238,8 +282,8 @@ static int setup_heap_and_transports(void)
     cfg.device = st->cudev;
     cfg.heap_size = gshmemi_env.SYMMETRIC_SIZE;
     cfg.growth_min = gshmemi_env.HEAP_GROWTH;
-    cfg.local_size = st->local_size;
-    cfg.my_local = st->my_local;
+    cfg.local_size = st->phys_size;
+    cfg.my_local = st->phys_local;
     GSHMEMI_CHECK(gshmemi_heap_init(&st->heap, &cfg));
     return start_transports();
 }
@@ -290,6 +334,8 @@ static void release_all(void)
     free(st->local_pe);
     free(st->pe_transport);
     free(st->peer_base);
+    free(st->host_view);
+    free(st->route);
     memset(st, 0, sizeof(*st));
     gshmemi_log_pe = -1;
 }

@@ -23,12 +23,15 @@ typedef struct {
 typedef struct {
     int initialized;
     int my_pe, n_pes;
-    int my_local, local_size;
+    int my_local, local_size;      /* among the PEs of this host (GSHMEM_HOST_ID, else the machine) */
     int *local_pe;                 /* [local_size] global PE of each local index */
+    int phys_local, phys_size;     /* among the PEs of this physical machine */
     gshmemi_peer_info_t *peers;    /* [n_pes] */
     const gshmemi_transport_t **pe_transport; /* [n_pes] */
+    int *route;                    /* [n_pes] GSHMEMI_ROUTE_* (transports/route.h) */
     char **peer_base;              /* [n_pes] host copy of where each PE's heap is mapped here */
     char **d_peer_base;            /* the same table in device memory */
+    char **host_view;              /* [n_pes] where this machine's PEs' heaps are mapped here (copy engine) */
     int device;
     CUdevice cudev;
     CUcontext ctx;

@@ -1,5 +1,5 @@
 /* A transport: how this PE reaches another. Each fills one ops table; runtime/init.c picks one
- * per peer at init and never branches on the transport again. A transport sees the runtime only
+ * per peer at init (the rule: transports/route.c) and never branches on the transport again. A transport sees the runtime only
  * through gshmemi_transport_ctx_t (never runtime/state.h). */
 #ifndef GSHMEMI_TRANSPORT_H
 #define GSHMEMI_TRANSPORT_H
@@ -15,9 +15,10 @@ extern "C" {
 
 /* What each PE tells the others at init. */
 typedef struct {
-    uint64_t host_hash;  /* equal for PEs of one host */
+    uint64_t host_hash;  /* equal for PEs of one host as gshmem groups them (GSHMEM_HOST_ID, else the host) */
+    uint64_t phys_hash;  /* equal for PEs of one physical machine (host name and boot id) */
     int32_t pid;
-    int32_t local_index; /* index among the PEs of its host, in rank order */
+    int32_t local_index; /* index among the PEs of its physical machine, in rank order */
     CUuuid uuid;         /* its GPU */
 } gshmemi_peer_info_t;
 
@@ -26,28 +27,33 @@ struct gshmemi_transport;
 /* What the runtime hands its transports: owned by the runtime, filled before the first op. */
 typedef struct gshmemi_transport_ctx {
     int my_pe, n_pes;
-    int my_local, local_size;
+    int my_local, local_size;  /* among the PEs of this physical machine (the heap reservation's slots) */
     const gshmemi_peer_info_t *peers;              /* [n_pes] */
     const struct gshmemi_transport *const *pe_transport; /* [n_pes] the transport serving each PE */
-    char **peer_base;        /* [n_pes] where each PE's heap is mapped here; a transport that maps
-                              * peers fills its peers' entries at connect, NULL otherwise */
+    const int *route;        /* [n_pes] GSHMEMI_ROUTE_* (transports/route.h) of each PE */
+    int job_uses_verbs;      /* some PE routes some peer through verbs: every PE sets it up (collective) */
+    gshmemi_proxy_fifo_t *dev_proxy; /* the device state's proxy FIFO, filled by the proxy transport */
+    char **peer_base;        /* [n_pes] where each PE's heap is mapped here for loads and stores: set
+                              * at connect by P2P for the peers it serves, NULL for the others */
+    char **host_view;        /* [n_pes] where each PE of this physical machine has its heap mapped
+                              * here (P2P maps them whether or not it serves them), for the copy
+                              * engine; NULL for PEs of other machines */
     gshmemi_bootstrap_t *bs;
     gshmemi_heap_t *heap;
     CUdevice cudev;
+    int device;              /* the CUDA runtime's number of cudev */
     double peer_timeout;     /* seconds: bound of every wait on a peer (GSHMEM_PEER_TIMEOUT) */
     uint64_t wait_timeout_ns; /* bound of a stream-ordered wait (GSHMEM_DEVICE_WAIT_TIMEOUT); 0 = never */
 } gshmemi_transport_ctx_t;
 
 /* The ops table. Life cycle, in the order the runtime calls it:
- *   can_reach (per peer) -> init -> [allgather of the blobs] -> connect -> register_chunk (per heap
+ *   init -> [allgather of the blobs] -> connect -> register_chunk (per heap
  *   growth) ... progress ... -> finalize.
  * init, connect and finalize run on every PE for every transport of the build (in table order),
  * whether or not it serves a peer here, so that the blob allgather is collective. */
 typedef struct gshmemi_transport {
     const char *name;
     size_t blob_size; /* bytes each PE publishes at init (0: no exchange) */
-    /* *reachable = 1 when this transport can reach pe (called once per peer after the info exchange). */
-    int (*can_reach)(gshmemi_transport_ctx_t *ctx, int pe, int *reachable);
     /* Opens what the transport needs here and writes this PE's blob_size-byte blob. */
     int (*init)(gshmemi_transport_ctx_t *ctx, void *my_blob);
     /* blobs: [n_pes][blob_size], every PE's blob; connects to the peers it serves. */
@@ -80,6 +86,7 @@ typedef struct gshmemi_transport {
 } gshmemi_transport_t;
 
 extern const gshmemi_transport_t gshmemi_transport_p2p;
+extern const gshmemi_transport_t gshmemi_transport_proxy;
 
 #ifdef __cplusplus
 }

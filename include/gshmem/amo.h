@@ -179,19 +179,19 @@ GSHMEM_AMO_EXTENDED_TYPES(GSHMEMI_AMO_HOST_HELPERS)
  * shmem_TYPE_put_signal_nbi, shmemx_signal_op, shmem_signal_fetch, shmem_signal_wait_until, and on
  * the device shmemx_putmem_signal_warp, _block, shmemx_putmem_signal_nbi_warp, _nbi_block,
  * shmemx_TYPE_put_signal_warp, _block, _nbi_warp, _nbi_block. Blocking and _nbi are the same over
- * P2P: the stores are issued and fenced before the signal (gshmemi_put_signal_group). */
+ * P2P: the stores are issued and fenced before the signal (gshmemi_put_signal_scope); through the
+ * proxy, blocking waits for completion and _nbi only posts. */
 #define GSHMEMI_SIGNAL_PARAMS uint64_t *sig_addr, uint64_t signal, int sig_op, int pe
-#define GSHMEMI_SIGNAL_GROUP(scope)                                                                           \
-    gshmemi_put_signal_group(gshmemi_peer_ptr(dest, pe), source, nelems, gshmemi_peer_ptr(sig_addr, pe), signal, \
-                             sig_op, scope)
+#define GSHMEMI_SIGNAL_GROUP(scope, blocking)                                                                 \
+    gshmemi_put_signal_scope(dest, source, nelems, sig_addr, signal, sig_op, pe, scope, blocking, __func__)
 #define GSHMEMI_SIGNAL_MEM(nbi, blocking)                                                                     \
     GSHMEMI_HOSTDEV(void, shmem_putmem_signal##nbi, (void *dest, const void *source, size_t nelems, GSHMEMI_SIGNAL_PARAMS), \
-                    GSHMEMI_SIGNAL_GROUP(GSHMEMI_SCOPE_THREAD),                                               \
+                    GSHMEMI_SIGNAL_GROUP(GSHMEMI_SCOPE_THREAD, blocking),                                     \
                     gshmemi_host_putmem_signal(__func__, dest, source, nelems, sig_addr, signal, sig_op, pe, blocking)) \
     GSHMEMI_DEVONLY(void, shmemx_putmem_signal##nbi##_warp, (void *dest, const void *source, size_t nelems,   \
-                    GSHMEMI_SIGNAL_PARAMS), GSHMEMI_SIGNAL_GROUP(GSHMEMI_SCOPE_WARP))                         \
+                    GSHMEMI_SIGNAL_PARAMS), GSHMEMI_SIGNAL_GROUP(GSHMEMI_SCOPE_WARP, blocking))               \
     GSHMEMI_DEVONLY(void, shmemx_putmem_signal##nbi##_block, (void *dest, const void *source, size_t nelems,  \
-                    GSHMEMI_SIGNAL_PARAMS), GSHMEMI_SIGNAL_GROUP(GSHMEMI_SCOPE_BLOCK))
+                    GSHMEMI_SIGNAL_PARAMS), GSHMEMI_SIGNAL_GROUP(GSHMEMI_SCOPE_BLOCK, blocking))
 #define GSHMEMI_SIGNAL_TYPED_NBI(name, T, nbi, blocking)                                                      \
     GSHMEMI_HOSTDEV(void, shmem_##name##_put_signal##nbi, (T *dest, const T *source, size_t nelems, GSHMEMI_SIGNAL_PARAMS), \
                     shmem_putmem_signal##nbi(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe), \
@@ -212,7 +212,7 @@ GSHMEM_AMO_EXTENDED_TYPES(GSHMEMI_AMO_HOST_HELPERS)
     GSHMEM_RMA_TYPES(GSHMEMI_SIGNAL_TYPED)                                                                    \
     /* a signal update without data (NVSHMEM's signal_op); a release like the one of put_signal */           \
     GSHMEMI_HOSTDEV(void, shmemx_signal_op, (GSHMEMI_SIGNAL_PARAMS),                                          \
-                    gshmemi_signal_update(gshmemi_peer_ptr(sig_addr, pe), signal, sig_op),                    \
+                    gshmemi_signal_op(sig_addr, signal, sig_op, pe, __func__),                                \
                     gshmemi_host_putmem_signal(__func__, NULL, NULL, 0, sig_addr, signal, sig_op, pe, 1))     \
     /* an acquire: data delivered before the signal is visible after this returns */                          \
     GSHMEMI_HOSTDEV(uint64_t, shmem_signal_fetch, (const uint64_t *sig_addr), return gshmemi_ld_acquire_u64(sig_addr), \

@@ -40,19 +40,20 @@
 
 /* Contiguous RMA of bytes; each typed and sized form calls one of these. Blocking and _nbi: over
  * P2P both complete the loads before returning; _nbi stores become visible at the next
- * shmem_quiet. The device copy is gshmemi_put_scope / gshmemi_get_scope (device/p2p.cuh).
+ * shmem_quiet (to a PE reached through the proxy, a blocking call waits for completion, an _nbi one
+ * only posts). The device side is gshmemi_put_scope / gshmemi_get_scope (device/p2p.cuh).
  * Makes shmem_putmem, shmem_getmem, shmem_putmem_nbi, shmem_getmem_nbi, and on the device
  * shmemx_putmem_warp, shmemx_putmem_block, shmemx_getmem_warp, shmemx_getmem_block,
  * shmemx_putmem_nbi_warp, shmemx_putmem_nbi_block, shmemx_getmem_nbi_warp, shmemx_getmem_nbi_block. */
 #define GSHMEMI_RMA_MEM_PARAMS (void *dest, const void *source, size_t nelems, int pe)
 #define GSHMEMI_RMA_MEM(dir, nbi, blocking)                                                                   \
     GSHMEMI_HOSTDEV(void, shmem_##dir##mem##nbi, GSHMEMI_RMA_MEM_PARAMS,                                      \
-                    gshmemi_##dir##_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_THREAD, __func__),          \
+                    gshmemi_##dir##_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_THREAD, __func__, blocking), \
                     gshmemi_host_##dir##mem(dest, source, nelems, pe, blocking))                              \
     GSHMEMI_DEVONLY(void, shmemx_##dir##mem##nbi##_warp, GSHMEMI_RMA_MEM_PARAMS,                              \
-                    gshmemi_##dir##_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_WARP, __func__))            \
+                    gshmemi_##dir##_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_WARP, __func__, blocking))  \
     GSHMEMI_DEVONLY(void, shmemx_##dir##mem##nbi##_block, GSHMEMI_RMA_MEM_PARAMS,                             \
-                    gshmemi_##dir##_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_BLOCK, __func__))
+                    gshmemi_##dir##_scope(dest, source, nelems, pe, GSHMEMI_SCOPE_BLOCK, __func__, blocking))
 
 /* Typed RMA for one (name, T) of GSHMEM_RMA_TYPES (and, in CUDA code, GSHMEM_RMA_EXT_TYPES).
  * Makes shmem_TYPE_put, shmem_TYPE_get, shmem_TYPE_put_nbi, shmem_TYPE_get_nbi, shmem_TYPE_p,
@@ -81,10 +82,10 @@
     /* p is a plain store (visible at the next fence/quiet, like any put; measured ~0.3% faster than a        \
      * volatile one at full NVLink rate); g is a volatile load, so a loop polling a peer's word re-reads it */ \
     GSHMEMI_HOSTDEV(void, shmem_##name##_p, (T *dest, T value, int pe),                                       \
-                    *(T *)gshmemi_peer_ptr_at(dest, sizeof(T), pe, __func__) = value,                         \
+                    gshmemi_p<T>(dest, value, pe, __func__),                                                  \
                     gshmemi_host_putmem(dest, &value, sizeof(T), pe, 1))                                      \
     GSHMEMI_HOSTDEV(T, shmem_##name##_g, (const T *source, int pe),                                           \
-                    return *(const volatile T *)gshmemi_peer_ptr_at(source, sizeof(T), pe, __func__),         \
+                    return gshmemi_g<T>(source, pe, __func__),                                                \
                     T value; memset(&value, 0, sizeof(T)); gshmemi_host_getmem(&value, source, sizeof(T), pe, 1); \
                     return value)                                                                             \
     GSHMEMI_RMA_STRIDED(shmem_##name##_, , iput, T, sizeof(T))                                                \

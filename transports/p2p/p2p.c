@@ -17,13 +17,16 @@ static struct {
     uint32_t grow_seq;
 } p2p = {-1, NULL, NULL, NULL, 0};
 
-static int p2p_can_reach(gshmemi_transport_ctx_t *ctx, int pe, int *reachable)
+/* Whether this PE's GPU can load and store pe's memory (same GPU, or peer access between the
+ * two); why says which, or why not. */
+int gshmemi_p2p_gpu_access(gshmemi_transport_ctx_t *ctx, int pe, int *ok, const char **why)
 {
     const gshmemi_peer_info_t *peer = &ctx->peers[pe];
     int ndev = 0;
 
-    *reachable = 0;
-    if (peer->host_hash != ctx->peers[ctx->my_pe].host_hash) return GSHMEMI_OK;
+    *ok = 0;
+    *why = "another machine";
+    if (peer->phys_hash != ctx->peers[ctx->my_pe].phys_hash) return GSHMEMI_OK;
     GSHMEMI_CUDACHECK(cudaGetDeviceCount(&ndev));
     for (int d = 0; d < ndev; d++) {
         CUdevice dev;
@@ -31,41 +34,54 @@ static int p2p_can_reach(gshmemi_transport_ctx_t *ctx, int pe, int *reachable)
         GSHMEMI_CUCHECK(cuDeviceGet(&dev, d));
         GSHMEMI_CUCHECK(cuDeviceGetUuid(&uuid, dev));
         if (memcmp(&uuid, &peer->uuid, sizeof(uuid)) != 0) continue;
-        if (dev == ctx->cudev) *reachable = 1;
-        else GSHMEMI_CUCHECK(cuDeviceCanAccessPeer(reachable, ctx->cudev, dev));
+        if (dev == ctx->cudev) {
+            *ok = 1;
+            *why = "same GPU";
+        } else {
+            GSHMEMI_CUCHECK(cuDeviceCanAccessPeer(ok, ctx->cudev, dev));
+            *why = *ok ? "GPU peer access" : "no peer access between the two GPUs";
+        }
         return GSHMEMI_OK;
     }
-    /* The peer's GPU is not visible here (CUDA_VISIBLE_DEVICES): not reachable by P2P. */
+    *why = "its GPU is not visible to this process (CUDA_VISIBLE_DEVICES)";
     return GSHMEMI_OK;
 }
 
-static int p2p_put(gshmemi_transport_ctx_t *ctx, void *dest, const void *src, size_t n, int pe, cudaStream_t stream)
+/* Where sym of pe's heap is mapped here: P2P's own peers, or a peer of this machine the proxy
+ * reaches by the copy engine (host_view). */
+char *gshmemi_p2p_addr(gshmemi_transport_ctx_t *ctx, int pe, const void *sym)
 {
-    char *remote = ctx->peer_base[pe] + ((char *)dest - ctx->heap->my_base);
+    char *base = ctx->peer_base[pe] ? ctx->peer_base[pe] : ctx->host_view[pe];
+    return base + ((const char *)sym - ctx->heap->my_base);
+}
+
+int gshmemi_p2p_put(gshmemi_transport_ctx_t *ctx, void *dest, const void *src, size_t n, int pe, cudaStream_t stream)
+{
+    char *remote = gshmemi_p2p_addr(ctx, pe, dest);
     GSHMEMI_CUDACHECK(cudaMemcpyAsync(remote, src, n, cudaMemcpyDefault, stream));
     return GSHMEMI_OK;
 }
 
-static int p2p_get(gshmemi_transport_ctx_t *ctx, void *dest, const void *src, size_t n, int pe, cudaStream_t stream)
+int gshmemi_p2p_get(gshmemi_transport_ctx_t *ctx, void *dest, const void *src, size_t n, int pe, cudaStream_t stream)
 {
-    const char *remote = ctx->peer_base[pe] + ((const char *)src - ctx->heap->my_base);
+    const char *remote = gshmemi_p2p_addr(ctx, pe, src);
     GSHMEMI_CUDACHECK(cudaMemcpyAsync(dest, remote, n, cudaMemcpyDefault, stream));
     return GSHMEMI_OK;
 }
 
 /* The copy engine does strided copies as 2D copies: one element wide, nelems rows. */
-static int p2p_iput(gshmemi_transport_ctx_t *ctx, void *dest, size_t dpitch, const void *src, size_t spitch, size_t elem_size,
+int gshmemi_p2p_iput(gshmemi_transport_ctx_t *ctx, void *dest, size_t dpitch, const void *src, size_t spitch, size_t elem_size,
                     size_t nelems, int pe, cudaStream_t stream)
 {
-    char *remote = ctx->peer_base[pe] + ((char *)dest - ctx->heap->my_base);
+    char *remote = gshmemi_p2p_addr(ctx, pe, dest);
     GSHMEMI_CUDACHECK(cudaMemcpy2DAsync(remote, dpitch, src, spitch, elem_size, nelems, cudaMemcpyDefault, stream));
     return GSHMEMI_OK;
 }
 
-static int p2p_iget(gshmemi_transport_ctx_t *ctx, void *dest, size_t dpitch, const void *src, size_t spitch, size_t elem_size,
+int gshmemi_p2p_iget(gshmemi_transport_ctx_t *ctx, void *dest, size_t dpitch, const void *src, size_t spitch, size_t elem_size,
                     size_t nelems, int pe, cudaStream_t stream)
 {
-    const char *remote = ctx->peer_base[pe] + ((const char *)src - ctx->heap->my_base);
+    const char *remote = gshmemi_p2p_addr(ctx, pe, src);
     GSHMEMI_CUDACHECK(cudaMemcpy2DAsync(dest, dpitch, remote, spitch, elem_size, nelems, cudaMemcpyDefault, stream));
     return GSHMEMI_OK;
 }
@@ -91,14 +107,20 @@ static int p2p_init(gshmemi_transport_ctx_t *ctx, void *my_blob)
     return GSHMEMI_OK;
 }
 
+/* Maps the heap of every PE of this machine whose GPU ours can access, served by P2P or not: the
+ * proxy's copy engine reaches the others through host_view. */
 static int p2p_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
 {
     for (int pe = 0; pe < ctx->n_pes; pe++) {
         const gshmemi_peer_info_t *peer = &ctx->peers[pe];
-        if (peer->host_hash != ctx->peers[ctx->my_pe].host_hash) continue;
+        const char *why;
+        int ok = 0;
+        if (peer->phys_hash != ctx->peers[ctx->my_pe].phys_hash) continue;
         memcpy(&p2p.keys[peer->local_index], (const char *)blobs + (size_t)pe * sizeof(uint64_t), sizeof(uint64_t));
-        if (ctx->pe_transport[pe] != &gshmemi_transport_p2p) continue;
-        ctx->peer_base[pe] = gshmemi_heap_slot(ctx->heap, peer->local_index);
+        GSHMEMI_CHECK(gshmemi_p2p_gpu_access(ctx, pe, &ok, &why));
+        if (!ok) continue;
+        ctx->host_view[pe] = gshmemi_heap_slot(ctx->heap, peer->local_index);
+        if (ctx->pe_transport[pe] == &gshmemi_transport_p2p) ctx->peer_base[pe] = ctx->host_view[pe];
         if (pe != ctx->my_pe) p2p.reach[peer->local_index] = 1;
     }
     return GSHMEMI_OK;
@@ -125,8 +147,8 @@ static int map_peer_chunk(gshmemi_transport_ctx_t *ctx, int local, size_t offset
     return gshmemi_heap_set_access(ctx->heap, addr, size);
 }
 
-/* Every same-host PE sends its chunk's fd to every other; each maps those it reaches and closes
- * the rest. Collective over the PEs of this host. */
+/* Every PE of this machine sends its chunk's fd to every other; each maps those it reaches and closes
+ * the rest. Collective over the PEs of this machine. */
 static int p2p_register_chunk(gshmemi_transport_ctx_t *ctx, const gshmemi_heap_chunk_t *chunk)
 {
     const int n = ctx->local_size, me = ctx->my_local;
@@ -180,16 +202,15 @@ static int p2p_finalize(gshmemi_transport_ctx_t *ctx)
 const gshmemi_transport_t gshmemi_transport_p2p = {
     .name = "p2p",
     .blob_size = sizeof(uint64_t),
-    .can_reach = p2p_can_reach,
     .init = p2p_init,
     .connect = p2p_connect,
     .register_chunk = p2p_register_chunk,
     .progress = NULL,
     .finalize = p2p_finalize,
-    .put = p2p_put,
-    .get = p2p_get,
-    .iput = p2p_iput,
-    .iget = p2p_iget,
+    .put = gshmemi_p2p_put,
+    .get = gshmemi_p2p_get,
+    .iput = gshmemi_p2p_iput,
+    .iget = gshmemi_p2p_iget,
     .amo = gshmemi_p2p_amo,
     .wait_local = gshmemi_p2p_wait_local,
 };

@@ -98,7 +98,7 @@ extern "C" int gshmemi_p2p_amo(gshmemi_transport_ctx_t *ctx, int op, void *dest,
 {
     p2p_amo_args_t a;
     memset(&a, 0, sizeof(a));
-    a.word = ctx->peer_base[pe] + ((char *)dest - ctx->heap->my_base);
+    a.word = gshmemi_p2p_addr(ctx, pe, dest);
     a.value = value;
     a.cond = cond;
     a.op = op;

@@ -1,0 +1,128 @@
+/* The device side of the host proxy: how a GPU thread hands an operation on a PE that is not
+ * reached by P2P to this PE's proxy thread. One request per call (a warp or block call posts once
+ * for the group), in the FIFO of device/proxy_fifo.h: a ticket, the request's words, one
+ * publishing store. Requests are executed in ticket order and, per destination, completed in that
+ * order; a thread that must see a request complete (a blocking put or get, a fetching atomic,
+ * quiet) waits on the completion count or its result slot, bounded by GSHMEM_DEVICE_WAIT_TIMEOUT.
+ * A failure of the proxy (reported on the host with the request, the peer and the cause) makes the
+ * waiting call report and trap.
+ *
+ * The functions are __noinline__: the P2P path of every routine keeps its registers, and only a
+ * call to a remote PE pays for the call. */
+#ifndef GSHMEM_DEVICE_PROXY_CUH
+#define GSHMEM_DEVICE_PROXY_CUH
+
+#include <stdio.h>
+
+#include "amo.cuh"
+#include "proxy_fifo.h"
+#include "state.cuh"
+
+/* Flags of a request's flag word. */
+#define GSHMEMI_PROXY_F_WAIT 1u /* a device thread waits for this request: complete it before taking more */
+
+GSHMEMI_DEV uint64_t gshmemi_sym_offset(const void *sym) { return (uint64_t)((const char *)sym - gshmemi_dstate.heap_base); }
+
+GSHMEMI_DEV int gshmemi_proxy_on(void) { return gshmemi_dstate.proxy.size != 0; }
+
+static __device__ __noinline__ void gshmemi_proxy_fail(int status, const char *routine, int pe, unsigned long long ticket)
+{
+    const char *what = status == GSHMEMI_FIFO_FAILED    ? "the host proxy failed a request (its log says which, to which PE, and why)"
+                       : status == GSHMEMI_FIFO_TIMEOUT ? "the host proxy did not answer within GSHMEM_DEVICE_WAIT_TIMEOUT"
+                                                        : "a result slot of the host proxy was reused before it was read";
+    printf("gshmem: PE %d: %s: %s (request %llu, PE %d)\n", gshmemi_dstate.my_pe, routine, what, ticket, pe);
+    __trap();
+}
+
+/* Posts one request; returns its ticket. */
+static __device__ __noinline__ uint64_t gshmemi_proxy_post(int op, int pe, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+                                                           uint64_t a5, uint64_t a6, const char *routine)
+{
+    const gshmemi_proxy_fifo_t *f = &gshmemi_dstate.proxy;
+    uint64_t t = 0, arg[GSHMEMI_PROXY_ARGS] = {gshmemi_proxy_op_word(op, pe), a1, a2, a3, a4, a5, a6};
+    int st = gshmemi_fifo_reserve(f, 1, &t);
+    if (st != GSHMEMI_FIFO_OK) gshmemi_proxy_fail(st, routine, pe, t);
+    gshmemi_fifo_publish(f, t, arg);
+    return t;
+}
+
+/* Waits until request t (and every earlier one) is complete. */
+static __device__ __noinline__ void gshmemi_proxy_wait(uint64_t t, int pe, const char *routine)
+{
+    int st = gshmemi_fifo_wait_done(&gshmemi_dstate.proxy, t);
+    if (st != GSHMEMI_FIFO_OK) gshmemi_proxy_fail(st, routine, pe, t);
+}
+
+/* Waits for the result of request t (a fetching atomic, a g). */
+static __device__ __noinline__ uint64_t gshmemi_proxy_result(uint64_t t, int pe, const char *routine)
+{
+    uint64_t v = 0;
+    int st = gshmemi_fifo_wait_ret(&gshmemi_dstate.proxy, t, &v);
+    if (st != GSHMEMI_FIFO_OK) gshmemi_proxy_fail(st, routine, pe, t);
+    return v;
+}
+
+/* quiet: every request posted so far is complete at its target. Nothing to do when the proxy has
+ * completed all it was given. */
+static __device__ __noinline__ void gshmemi_proxy_quiet(const char *routine)
+{
+    const gshmemi_proxy_fifo_t *f = &gshmemi_dstate.proxy;
+    const uint64_t posted = *(volatile uint64_t *)f->tail; /* tickets handed out so far */
+    if (posted == 0 || *f->done >= posted) return;
+    uint64_t t = gshmemi_proxy_post(GSHMEMI_PROXY_QUIET, gshmemi_dstate.my_pe, 0, 0, 0, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
+    gshmemi_proxy_wait(t, gshmemi_dstate.my_pe, routine);
+}
+
+/* Contiguous put or get of n bytes by one thread; blocking: returns when the source may be reused
+ * (put) or the data is here (get). */
+static __device__ __noinline__ void gshmemi_proxy_rma(int op, void *dest, const void *src, size_t n, int pe, int blocking,
+                                                     const char *routine)
+{
+    const unsigned flags = blocking ? GSHMEMI_PROXY_F_WAIT : 0;
+    uint64_t t = op == GSHMEMI_PROXY_PUT
+                     ? gshmemi_proxy_post(op, pe, gshmemi_sym_offset(dest), (uint64_t)(uintptr_t)src, n, flags, 0, 0, routine)
+                     : gshmemi_proxy_post(op, pe, gshmemi_sym_offset(src), (uint64_t)(uintptr_t)dest, n, flags, 0, 0, routine);
+    if (blocking) gshmemi_proxy_wait(t, pe, routine);
+}
+
+/* A value of width bytes stored at sym on pe (shmem_TYPE_p). */
+static __device__ __noinline__ void gshmemi_proxy_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
+{
+    (void)gshmemi_proxy_post(GSHMEMI_PROXY_PUT_VALUE, pe, gshmemi_sym_offset(sym), bits, width, 0, 0, 0, routine);
+}
+
+/* The width-byte value at sym on pe (shmem_TYPE_g), read through the proxy into a result slot. */
+static __device__ __noinline__ uint64_t gshmemi_proxy_g(const void *sym, size_t width, int pe, const char *routine)
+{
+    uint64_t t = gshmemi_proxy_post(GSHMEMI_PROXY_GET, pe, gshmemi_sym_offset(sym), 0, width, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
+    return gshmemi_proxy_result(t, pe, routine);
+}
+
+GSHMEMI_DEV int gshmemi_amo_fetches(int op)
+{
+    return op == GSHMEMI_AMO_FETCH || op == GSHMEMI_AMO_SWAP || op == GSHMEMI_AMO_CSWAP ||
+           (op >= GSHMEMI_AMO_FETCH_ADD && (op - GSHMEMI_AMO_FETCH_ADD) % 2 == 0);
+}
+
+/* An atomic op on the width-byte word at sym on pe; the old value for a fetching op. */
+static __device__ __noinline__ uint64_t gshmemi_proxy_amo(int op, void *sym, uint64_t value, uint64_t cond, size_t width, int pe,
+                                                          const char *routine)
+{
+    const int fetch = gshmemi_amo_fetches(op);
+    uint64_t t = gshmemi_proxy_post(GSHMEMI_PROXY_AMO, pe, gshmemi_sym_offset(sym), value, cond,
+                                    (uint64_t)op | (uint64_t)width << 8, fetch ? GSHMEMI_PROXY_F_WAIT : 0, 0, routine);
+    return fetch ? gshmemi_proxy_result(t, pe, routine) : 0;
+}
+
+/* n bytes to dest on pe, then the signal update (SHMEM_SIGNAL_SET/ADD) of sig on pe, after the
+ * data. n may be 0 (a signal alone). */
+static __device__ __noinline__ void gshmemi_proxy_put_signal(void *dest, const void *src, size_t n, uint64_t *sig, uint64_t signal,
+                                                            int sig_op, int pe, int blocking, const char *routine)
+{
+    uint64_t t = gshmemi_proxy_post(GSHMEMI_PROXY_PUT_SIGNAL, pe, n ? gshmemi_sym_offset(dest) : 0, (uint64_t)(uintptr_t)src, n,
+                                    gshmemi_sym_offset(sig), signal,
+                                    (uint64_t)sig_op | (uint64_t)(blocking ? GSHMEMI_PROXY_F_WAIT : 0) << 8, routine);
+    if (blocking) gshmemi_proxy_wait(t, pe, routine);
+}
+
+#endif

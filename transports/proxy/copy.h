@@ -1,0 +1,19 @@
+/* The copy backend's kernels (copy_kernels.cu); each returns a cudaError_t. */
+#ifndef GSHMEMI_PROXY_COPY_H
+#define GSHMEMI_PROXY_COPY_H
+
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int gshmemi_copy_store(void *addr, uint64_t value, int width, cudaStream_t stream);
+int gshmemi_copy_amo(void *word, int op, uint64_t value, uint64_t cond, int width, uint64_t *out, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,433 @@
+/* The host proxy: the remote transport of peers that P2P does not reach. GPU threads post
+ * requests into this PE's FIFO (device/proxy_fifo.h, in pinned host memory mapped for the GPU);
+ * one proxy thread, started at init on a core of the GPU's NUMA node, takes them in ticket order
+ * and hands each to the backend of its peer (backend.h: copy engine for PEs of this machine,
+ * ibverbs RC for other machines), writes results and the completion count, and on a backend
+ * error logs the request, the peer and the cause and fails the FIFO, so the waiting device call
+ * reports and traps instead of hanging. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../device/proxy_fifo.h"
+#include "../../runtime/env.h"
+#include "../p2p/p2p.h"
+#include "../route.h"
+#include "backend.h"
+
+#define PROXY_F_WAIT 1u       /* as GSHMEMI_PROXY_F_WAIT (device/proxy.cuh) */
+#define PROXY_BLOB_BYTES 256  /* [int64 verbs status][verbs blob] */
+
+enum { VERBS_OFF = 0, VERBS_OK = 1, VERBS_UNAVAILABLE = 2, VERBS_FAILED = 3 };
+
+static struct {
+    int serves;                       /* some peer is routed here */
+    gshmemi_proxy_fifo_t host;        /* the FIFO, host pointers (the consumer's view) */
+    void *block;                      /* pinned: slots, results, head, done, error */
+    uint64_t *dmem;                   /* device memory: the producers' tail and head cache */
+    uint64_t *scratch;                /* pinned: [0] a g's value, [1] a fetched old value */
+    gshmemi_proxy_backend_t *copy, *verbs;
+    int verbs_state;                  /* VERBS_* */
+    pthread_t thread;
+    int thread_started;
+    volatile int stop;
+    int device;
+    gshmemi_transport_ctx_t *ctx;
+    uint64_t taken;                   /* requests taken (for GSHMEM_PROXY_INJECT_ERROR) */
+} px;
+
+static const char *op_name(int op)
+{
+    switch (op) {
+    case GSHMEMI_PROXY_PUT: return "put";
+    case GSHMEMI_PROXY_GET: return "get";
+    case GSHMEMI_PROXY_PUT_VALUE: return "p";
+    case GSHMEMI_PROXY_AMO: return "atomic";
+    case GSHMEMI_PROXY_PUT_SIGNAL: return "put-with-signal";
+    case GSHMEMI_PROXY_QUIET: return "quiet";
+    default: return "unknown request";
+    }
+}
+
+static gshmemi_proxy_backend_t *backend_of(int pe, const gshmemi_proxy_backend_ops_t **ops)
+{
+    if (px.ctx->route[pe] == GSHMEMI_ROUTE_PROXY_VERBS) {
+        *ops = &gshmemi_proxy_backend_verbs;
+        return px.verbs;
+    }
+    *ops = &gshmemi_proxy_backend_copy;
+    return px.copy;
+}
+
+/* Every backend in use: everything posted so far complete. */
+static int flush_all(void)
+{
+    if (px.copy) GSHMEMI_CHECK(gshmemi_proxy_backend_copy.flush(px.copy));
+    if (px.verbs) GSHMEMI_CHECK(gshmemi_proxy_backend_verbs.flush(px.verbs));
+    return GSHMEMI_OK;
+}
+
+static int all_idle(int *idle)
+{
+    int a = 1, b = 1;
+    *idle = 1;
+    if (px.copy) GSHMEMI_CHECK(gshmemi_proxy_backend_copy.progress(px.copy, &a));
+    if (px.verbs) GSHMEMI_CHECK(gshmemi_proxy_backend_verbs.progress(px.verbs, &b));
+    *idle = a && b;
+    return GSHMEMI_OK;
+}
+
+/* One request: hand it to the peer's backend; a request a device thread waits for is completed
+ * (and its result returned) before the next is taken. */
+static int handle(const gshmemi_proxy_req_t *r, uint64_t t)
+{
+    const int op = gshmemi_proxy_req_op(r), pe = gshmemi_proxy_req_pe(r);
+    const gshmemi_proxy_backend_ops_t *ops = NULL;
+    gshmemi_proxy_backend_t *be;
+    unsigned flags = 0;
+    int fetch = 0, rc = GSHMEMI_OK;
+    uint64_t result = 0;
+
+    if (pe < 0 || pe >= px.ctx->n_pes || (op != GSHMEMI_PROXY_QUIET && px.ctx->route[pe] != GSHMEMI_ROUTE_PROXY_COPY &&
+                                           px.ctx->route[pe] != GSHMEMI_ROUTE_PROXY_VERBS)) {
+        GSHMEMI_ERROR("proxy", "request %llu: %s to PE %d, which the proxy does not serve", (unsigned long long)t, op_name(op), pe);
+        return GSHMEMI_ERR_INVALID;
+    }
+    if (gshmemi_env.PROXY_INJECT_ERROR > 0 && ++px.taken == (uint64_t)gshmemi_env.PROXY_INJECT_ERROR) {
+        GSHMEMI_ERROR("proxy", "request %llu: %s to PE %d failed: error injected by GSHMEM_PROXY_INJECT_ERROR=%d",
+                      (unsigned long long)t, op_name(op), pe, gshmemi_env.PROXY_INJECT_ERROR);
+        return GSHMEMI_ERR_REMOTE;
+    }
+    be = op == GSHMEMI_PROXY_QUIET ? NULL : backend_of(pe, &ops);
+    switch (op) {
+    case GSHMEMI_PROXY_PUT:
+        flags = (unsigned)r->arg[4];
+        rc = ops->put(be, pe, r->arg[1], (const void *)(uintptr_t)r->arg[2], (size_t)r->arg[3]);
+        break;
+    case GSHMEMI_PROXY_GET:
+        flags = (unsigned)r->arg[4];
+        if (r->arg[2]) {
+            rc = ops->get(be, pe, (void *)(uintptr_t)r->arg[2], r->arg[1], (size_t)r->arg[3]);
+        } else { /* a g: into the scratch word, returned below */
+            px.scratch[0] = 0;
+            rc = ops->get(be, pe, &px.scratch[0], r->arg[1], (size_t)r->arg[3]);
+            fetch = 1;
+        }
+        break;
+    case GSHMEMI_PROXY_PUT_VALUE:
+        rc = ops->put_value(be, pe, r->arg[1], r->arg[2], (size_t)r->arg[3]);
+        break;
+    case GSHMEMI_PROXY_AMO:
+        flags = (unsigned)r->arg[5];
+        fetch = (flags & PROXY_F_WAIT) != 0;
+        rc = ops->amo(be, pe, (int)(r->arg[4] & 0xff), r->arg[1], r->arg[2], r->arg[3], (size_t)(r->arg[4] >> 8 & 0xff),
+                      fetch ? &px.scratch[1] : NULL);
+        break;
+    case GSHMEMI_PROXY_PUT_SIGNAL:
+        flags = (unsigned)(r->arg[6] >> 8);
+        if (r->arg[3]) rc = ops->put(be, pe, r->arg[1], (const void *)(uintptr_t)r->arg[2], (size_t)r->arg[3]);
+        if (rc == GSHMEMI_OK)
+            rc = ops->amo(be, pe, (r->arg[6] & 0xff) == 1 /* SHMEM_SIGNAL_ADD */ ? GSHMEMI_AMO_ADD : GSHMEMI_AMO_SET, r->arg[4],
+                          r->arg[5], 0, sizeof(uint64_t), NULL);
+        break;
+    case GSHMEMI_PROXY_QUIET:
+        flags = PROXY_F_WAIT;
+        break;
+    default:
+        GSHMEMI_ERROR("proxy", "request %llu to PE %d: unknown operation %d (a corrupted FIFO slot?)", (unsigned long long)t, pe, op);
+        return GSHMEMI_ERR_INVALID;
+    }
+    if (rc != GSHMEMI_OK) {
+        GSHMEMI_ERROR("proxy", "request %llu: %s to PE %d (offset %#llx, %llu bytes) failed in the %s backend", (unsigned long long)t,
+                      op_name(op), pe, (unsigned long long)r->arg[1], (unsigned long long)r->arg[3], ops ? ops->name : "?");
+        return rc;
+    }
+    if (!(flags & PROXY_F_WAIT) && !fetch) return GSHMEMI_OK;
+    rc = flush_all();
+    if (rc != GSHMEMI_OK) {
+        GSHMEMI_ERROR("proxy", "request %llu: %s to PE %d: completing the requests before it failed", (unsigned long long)t, op_name(op), pe);
+        return rc;
+    }
+    if (fetch) {
+        result = op == GSHMEMI_PROXY_GET ? px.scratch[0] : px.scratch[1];
+        gshmemi_fifo_return(&px.host, t, result);
+    }
+    gshmemi_fifo_complete(&px.host, t + 1);
+    return GSHMEMI_OK;
+}
+
+/* The proxy thread on the CPUs of the GPU's NUMA node (sysfs local_cpulist of its PCI device). */
+static void place_thread(void)
+{
+    char bus[32], path[128], list[512];
+    cpu_set_t set;
+    FILE *f;
+    int n = 0;
+
+    if (cudaDeviceGetPCIBusId(bus, sizeof(bus), px.device) != cudaSuccess) return;
+    for (char *c = bus; *c; c++) *c = (char)(*c >= 'A' && *c <= 'F' ? *c - 'A' + 'a' : *c);
+    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/local_cpulist", bus);
+    f = fopen(path, "r");
+    if (!f) {
+        GSHMEMI_INFO("proxy", "no %s: the proxy thread keeps the default CPU affinity", path);
+        return;
+    }
+    if (!fgets(list, sizeof(list), f)) list[0] = '\0';
+    fclose(f);
+    CPU_ZERO(&set);
+    for (char *tok = strtok(list, ",\n"); tok; tok = strtok(NULL, ",\n")) {
+        int lo, hi;
+        if (sscanf(tok, "%d-%d", &lo, &hi) == 2 || (sscanf(tok, "%d", &lo) == 1 && (hi = lo, 1)))
+            for (int c = lo; c <= hi && c < CPU_SETSIZE; c++, n++) CPU_SET(c, &set);
+    }
+    if (n && pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
+        GSHMEMI_INFO("proxy", "cannot place the proxy thread on the CPUs of GPU %s (%s)", bus, strerror(errno));
+    else if (n) GSHMEMI_INFO("proxy", "proxy thread on the %d CPUs of GPU %s's NUMA node", n, bus);
+}
+
+/* Spins while there is work, then backs off: pause, yield, then short sleeps. */
+static void *proxy_main(void *arg)
+{
+    uint64_t pos = 0, done = 0;
+    unsigned idle_rounds = 0;
+    gshmemi_proxy_req_t r;
+
+    (void)arg;
+    if (cudaSetDevice(px.device) != cudaSuccess) {
+        GSHMEMI_ERROR("proxy", "the proxy thread cannot use GPU %d", px.device);
+        gshmemi_fifo_fail(&px.host, 0);
+        return NULL;
+    }
+    place_thread();
+    while (!px.stop) {
+        if (gshmemi_fifo_take(&px.host, pos, &r)) {
+            if (handle(&r, pos) != GSHMEMI_OK) {
+                gshmemi_fifo_fail(&px.host, pos);
+                break;
+            }
+            pos++;
+            gshmemi_fifo_release(&px.host, pos);
+            if (*px.host.done > done) done = *px.host.done;
+            idle_rounds = 0;
+            continue;
+        }
+        if (done < pos) { /* nothing new: complete what the backends have finished */
+            int idle = 0;
+            if (all_idle(&idle) != GSHMEMI_OK) {
+                GSHMEMI_ERROR("proxy", "a request before %llu failed in its backend", (unsigned long long)pos);
+                gshmemi_fifo_fail(&px.host, done);
+                break;
+            }
+            if (idle) {
+                gshmemi_fifo_complete(&px.host, pos);
+                done = pos;
+            }
+        }
+        if (++idle_rounds < 4096) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        } else if (idle_rounds < 65536) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return NULL;
+}
+
+/* ---- the transport's life cycle ---- */
+
+static int proxy_finalize(gshmemi_transport_ctx_t *ctx);
+
+static int alloc_fifo(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_fifo_t *dev)
+{
+    const uint32_t size = (uint32_t)gshmemi_env.PROXY_FIFO_SLOTS;
+    const size_t bytes = gshmemi_fifo_host_bytes(size);
+
+    GSHMEMI_CUDACHECK(cudaHostAlloc(&px.block, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+    if (gshmemi_fifo_host_init(&px.host, size, px.block) != GSHMEMI_FIFO_OK) {
+        GSHMEMI_ERROR("proxy", "cannot lay out a FIFO of %u slots", size);
+        return GSHMEMI_ERR_INVALID;
+    }
+    GSHMEMI_CUDACHECK(cudaHostAlloc((void **)&px.scratch, 2 * sizeof(uint64_t), cudaHostAllocMapped | cudaHostAllocPortable));
+    GSHMEMI_CUDACHECK(cudaMalloc((void **)&px.dmem, 2 * 64));
+    GSHMEMI_CUDACHECK(cudaMemset(px.dmem, 0, 2 * 64));
+    /* the device's view: the pinned parts through their device addresses, tail and head cache
+     * in device memory (the producers' atomics stay on the GPU) */
+    *dev = px.host;
+#define DEVPTR(field)                                                                                             \
+    GSHMEMI_CUDACHECK(cudaHostGetDevicePointer((void **)&dev->field, (void *)px.host.field, 0))
+    DEVPTR(slots);
+    DEVPTR(ret);
+    DEVPTR(head);
+    DEVPTR(done);
+    DEVPTR(error);
+#undef DEVPTR
+    dev->tail = px.dmem;
+    dev->head_cache = px.dmem + 8;
+    dev->timeout_ns = ctx->wait_timeout_ns;
+    return GSHMEMI_OK;
+}
+
+static int proxy_init(gshmemi_transport_ctx_t *ctx, void *my_blob)
+{
+    int64_t *status = (int64_t *)my_blob;
+    int need_copy = 0;
+
+    memset(&px, 0, sizeof(px));
+    px.ctx = ctx;
+    px.device = ctx->device;
+    for (int pe = 0; pe < ctx->n_pes; pe++) {
+        if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY) need_copy = 1;
+        if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY || ctx->route[pe] == GSHMEMI_ROUTE_PROXY_VERBS) px.serves = 1;
+    }
+    if (need_copy) GSHMEMI_CHECK(gshmemi_proxy_backend_copy.open(ctx, &px.copy, NULL));
+    /* Verbs set-up is collective: every PE opens it when the job uses it, and a PE where it is
+     * unavailable says so in its blob instead of failing here (the others would wait for its blob). */
+    *status = VERBS_OFF;
+    if (ctx->job_uses_verbs) {
+        int rc;
+        if (gshmemi_proxy_backend_verbs.blob_size > PROXY_BLOB_BYTES - sizeof(int64_t)) {
+            GSHMEMI_ERROR("proxy", "the verbs backend's blob (%zu bytes) does not fit the proxy's (%d)",
+                          gshmemi_proxy_backend_verbs.blob_size, PROXY_BLOB_BYTES);
+            return GSHMEMI_ERR_INVALID;
+        }
+        rc = gshmemi_proxy_backend_verbs.open(ctx, &px.verbs, status + 1);
+        px.verbs_state = rc == GSHMEMI_OK ? VERBS_OK : rc == GSHMEMI_ERR_UNSUPPORTED ? VERBS_UNAVAILABLE : VERBS_FAILED;
+        if (rc != GSHMEMI_OK) px.verbs = NULL;
+        *status = px.verbs_state;
+    }
+    return GSHMEMI_OK;
+}
+
+static int proxy_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
+{
+    const char *b = (const char *)blobs;
+    int all_ok = ctx->job_uses_verbs, rc = GSHMEMI_OK;
+
+    for (int pe = 0; pe < ctx->n_pes && all_ok; pe++)
+        if (*(const int64_t *)(b + (size_t)pe * PROXY_BLOB_BYTES) != VERBS_OK) all_ok = 0;
+    for (int pe = 0; pe < ctx->n_pes; pe++) {
+        int64_t st = *(const int64_t *)(b + (size_t)pe * PROXY_BLOB_BYTES);
+        if (ctx->route[pe] != GSHMEMI_ROUTE_PROXY_VERBS || all_ok) continue;
+        if (px.verbs_state != VERBS_OK)
+            GSHMEMI_ERROR("proxy", "PE %d is reached through the verbs backend, which is %s on this PE (GSHMEM_DEBUG=info says why)", pe,
+                          px.verbs_state == VERBS_UNAVAILABLE ? "unavailable (no RDMA device or no libibverbs)" : "failed");
+        else
+            GSHMEMI_ERROR("proxy", "PE %d is reached through the verbs backend, which is %s on PE %d", pe,
+                          st == VERBS_UNAVAILABLE ? "unavailable" : "failed", pe);
+        rc = GSHMEMI_ERR_UNSUPPORTED;
+    }
+    if (all_ok) { /* every PE opened verbs: connect them (collective) */
+        const size_t vb = gshmemi_proxy_backend_verbs.blob_size;
+        char *vblobs = calloc((size_t)ctx->n_pes, vb ? vb : 1);
+        int *serve = calloc((size_t)ctx->n_pes, sizeof(int));
+        if (!vblobs || !serve) rc = GSHMEMI_ERR_NOMEM;
+        for (int pe = 0; pe < ctx->n_pes && vblobs && serve; pe++) {
+            memcpy(vblobs + (size_t)pe * vb, b + (size_t)pe * PROXY_BLOB_BYTES + sizeof(int64_t), vb);
+            serve[pe] = ctx->route[pe] == GSHMEMI_ROUTE_PROXY_VERBS;
+        }
+        if (vblobs && serve) {
+            int crc = gshmemi_proxy_backend_verbs.connect(px.verbs, vblobs, serve);
+            if (rc == GSHMEMI_OK) rc = crc;
+        }
+        free(vblobs);
+        free(serve);
+    }
+    if (px.copy && rc == GSHMEMI_OK) rc = gshmemi_proxy_backend_copy.connect(px.copy, NULL, NULL);
+    if (rc != GSHMEMI_OK || !px.serves) return rc;
+    GSHMEMI_CHECK(alloc_fifo(ctx, ctx->dev_proxy));
+    if (pthread_create(&px.thread, NULL, proxy_main, NULL) != 0) {
+        GSHMEMI_ERROR("proxy", "cannot start the proxy thread: %s", strerror(errno));
+        return GSHMEMI_ERR_SYSTEM;
+    }
+    px.thread_started = 1;
+    GSHMEMI_INFO("proxy", "proxy thread started: FIFO of %u requests%s%s", px.host.size, px.copy ? ", copy engine" : "",
+                 px.verbs ? ", verbs" : "");
+    return GSHMEMI_OK;
+}
+
+static int proxy_register_chunk(gshmemi_transport_ctx_t *ctx, const gshmemi_heap_chunk_t *chunk)
+{
+    (void)ctx;
+    if (px.verbs_state == VERBS_OK && px.verbs) return gshmemi_proxy_backend_verbs.register_chunk(px.verbs, chunk);
+    return GSHMEMI_OK;
+}
+
+static int proxy_finalize(gshmemi_transport_ctx_t *ctx)
+{
+    (void)ctx;
+    if (px.thread_started) {
+        px.stop = 1;
+        pthread_join(px.thread, NULL);
+    }
+    if (px.copy) gshmemi_proxy_backend_copy.close(px.copy);
+    if (px.verbs) gshmemi_proxy_backend_verbs.close(px.verbs);
+    if (px.dmem) cudaFree(px.dmem);
+    if (px.block) cudaFreeHost(px.block);
+    if (px.scratch) cudaFreeHost(px.scratch);
+    if (ctx && ctx->dev_proxy) memset(ctx->dev_proxy, 0, sizeof(*ctx->dev_proxy));
+    memset(&px, 0, sizeof(px));
+    return GSHMEMI_OK;
+}
+
+/* ---- host-initiated operations: through the copy engine's mapping (a PE of this machine);
+ * a PE behind verbs is not reached from the host yet ---- */
+
+static int host_route_ok(gshmemi_transport_ctx_t *ctx, int pe, const char *what)
+{
+    if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY) return 1;
+    GSHMEMI_ERROR("proxy", "host-initiated %s to PE %d: PE %d is behind the verbs backend, which host-initiated operations do not use yet",
+                  what, pe, pe);
+    return 0;
+}
+
+static int proxy_put(gshmemi_transport_ctx_t *ctx, void *dest, const void *src, size_t n, int pe, cudaStream_t stream)
+{
+    return host_route_ok(ctx, pe, "put") ? gshmemi_p2p_put(ctx, dest, src, n, pe, stream) : GSHMEMI_ERR_UNSUPPORTED;
+}
+static int proxy_get(gshmemi_transport_ctx_t *ctx, void *dest, const void *src, size_t n, int pe, cudaStream_t stream)
+{
+    return host_route_ok(ctx, pe, "get") ? gshmemi_p2p_get(ctx, dest, src, n, pe, stream) : GSHMEMI_ERR_UNSUPPORTED;
+}
+static int proxy_iput(gshmemi_transport_ctx_t *ctx, void *dest, size_t dpitch, const void *src, size_t spitch, size_t es,
+                      size_t nelems, int pe, cudaStream_t stream)
+{
+    return host_route_ok(ctx, pe, "iput") ? gshmemi_p2p_iput(ctx, dest, dpitch, src, spitch, es, nelems, pe, stream)
+                                          : GSHMEMI_ERR_UNSUPPORTED;
+}
+static int proxy_iget(gshmemi_transport_ctx_t *ctx, void *dest, size_t dpitch, const void *src, size_t spitch, size_t es,
+                      size_t nelems, int pe, cudaStream_t stream)
+{
+    return host_route_ok(ctx, pe, "iget") ? gshmemi_p2p_iget(ctx, dest, dpitch, src, spitch, es, nelems, pe, stream)
+                                          : GSHMEMI_ERR_UNSUPPORTED;
+}
+static int proxy_amo(gshmemi_transport_ctx_t *ctx, int op, void *dest, uint64_t value, uint64_t cond, size_t width, int pe,
+                     cudaStream_t stream, uint64_t *fetched)
+{
+    return host_route_ok(ctx, pe, "atomic") ? gshmemi_p2p_amo(ctx, op, dest, value, cond, width, pe, stream, fetched)
+                                            : GSHMEMI_ERR_UNSUPPORTED;
+}
+
+const gshmemi_transport_t gshmemi_transport_proxy = {
+    .name = "proxy",
+    .blob_size = PROXY_BLOB_BYTES,
+    .init = proxy_init,
+    .connect = proxy_connect,
+    .register_chunk = proxy_register_chunk,
+    .progress = NULL, /* the proxy thread makes progress */
+    .finalize = proxy_finalize,
+    .put = proxy_put,
+    .get = proxy_get,
+    .iput = proxy_iput,
+    .iget = proxy_iget,
+    .amo = proxy_amo,
+    .wait_local = gshmemi_p2p_wait_local, /* a wait on local memory is the same whoever writes it */
+};

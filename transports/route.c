@@ -1,0 +1,66 @@
+#include "route.h"
+
+#include "../runtime/env.h"
+
+int gshmemi_route_pick(const gshmemi_route_peer_t *peers, int n_pes, int me, int pe, const gshmemi_route_cfg_t *cfg,
+                       const char **why)
+{
+    const gshmemi_route_peer_t *a = &peers[me], *b = &peers[pe];
+    const int same_machine = a->machine == b->machine;
+
+    (void)n_pes;
+    if (pe == me) {
+        *why = "this PE";
+        return GSHMEMI_ROUTE_P2P;
+    }
+    if (!cfg->disable_p2p && a->host == b->host && same_machine && b->gpu_access) {
+        *why = "P2P";
+        return GSHMEMI_ROUTE_P2P;
+    }
+    if (cfg->remote == GSHMEMI_REMOTE_NONE) {
+        *why = "not reachable by P2P and GSHMEM_REMOTE_TRANSPORT=none";
+        return GSHMEMI_ROUTE_NONE;
+    }
+    if (cfg->remote == GSHMEMI_REMOTE_IBGDA) {
+        *why = "not reachable by P2P and GSHMEM_REMOTE_TRANSPORT=ibgda, which this build does not have yet";
+        return GSHMEMI_ROUTE_NONE;
+    }
+    if (cfg->backend == GSHMEMI_BACKEND_VERBS) {
+        *why = "proxy, verbs (GSHMEM_PROXY_BACKEND=verbs)";
+        return GSHMEMI_ROUTE_PROXY_VERBS;
+    }
+    if (same_machine && b->gpu_access) {
+        *why = cfg->disable_p2p ? "proxy, copy engine (P2P disabled by GSHMEM_DISABLE_P2P=1)"
+                                : "proxy, copy engine (same machine, another host by GSHMEM_HOST_ID)";
+        return GSHMEMI_ROUTE_PROXY_COPY;
+    }
+    if (cfg->backend == GSHMEMI_BACKEND_COPY) {
+        *why = same_machine ? "the copy backend (GSHMEM_PROXY_BACKEND=copy) needs this GPU to have peer access to the peer's GPU"
+                            : "the copy backend (GSHMEM_PROXY_BACKEND=copy) only reaches PEs of this machine";
+        return GSHMEMI_ROUTE_NONE;
+    }
+    if (same_machine) {
+        *why = "same machine, but this GPU has no peer access to the peer's GPU: neither P2P nor the copy engine reaches it "
+               "(GSHMEM_PROXY_BACKEND=verbs would use an RDMA NIC)";
+        return GSHMEMI_ROUTE_NONE;
+    }
+    *why = "proxy, verbs (another machine)";
+    return GSHMEMI_ROUTE_PROXY_VERBS;
+}
+
+int gshmemi_route_job_uses_verbs(const gshmemi_route_peer_t *peers, int n_pes, const gshmemi_route_cfg_t *cfg)
+{
+    if (cfg->remote == GSHMEMI_REMOTE_NONE || cfg->remote == GSHMEMI_REMOTE_IBGDA) return 0;
+    if (cfg->backend == GSHMEMI_BACKEND_COPY) return 0;
+    if (cfg->backend == GSHMEMI_BACKEND_VERBS) {
+        /* forced: used wherever some PE has a non-P2P peer; P2P disabled, or two hosts */
+        if (n_pes > 1 && cfg->disable_p2p) return 1;
+        for (int pe = 1; pe < n_pes; pe++)
+            if (peers[pe].host != peers[0].host || peers[pe].machine != peers[0].machine) return 1;
+        return 0;
+    }
+    /* auto: verbs only between machines */
+    for (int pe = 1; pe < n_pes; pe++)
+        if (peers[pe].machine != peers[0].machine) return 1;
+    return 0;
+}

@@ -1,0 +1,42 @@
+/* How this PE reaches each peer: the one rule, as a pure function of what every PE told the others
+ * at init and the settings, so a unit test can walk its cases without GPUs or NICs. */
+#ifndef GSHMEMI_ROUTE_H
+#define GSHMEMI_ROUTE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    GSHMEMI_ROUTE_NONE = 0,    /* unreachable: init fails, naming why */
+    GSHMEMI_ROUTE_P2P,         /* loads and stores through the mapped heap */
+    GSHMEMI_ROUTE_PROXY_COPY,  /* proxy thread, copy engine (a PE of this machine) */
+    GSHMEMI_ROUTE_PROXY_VERBS  /* proxy thread, ibverbs RC (a PE of another machine, or forced) */
+};
+
+typedef struct {
+    uint64_t host;    /* host identity (GSHMEM_HOST_ID, else the machine) */
+    uint64_t machine; /* physical machine */
+    int gpu_access;   /* this PE's GPU can load/store the peer's memory (same machine only) */
+} gshmemi_route_peer_t;
+
+typedef struct {
+    int disable_p2p; /* GSHMEM_DISABLE_P2P */
+    int remote;      /* GSHMEM_REMOTE_TRANSPORT: GSHMEMI_REMOTE_* */
+    int backend;     /* GSHMEM_PROXY_BACKEND: GSHMEMI_BACKEND_* */
+} gshmemi_route_cfg_t;
+
+/* The route from PE me to PE pe; *why says why (static text). */
+int gshmemi_route_pick(const gshmemi_route_peer_t *peers, int n_pes, int me, int pe, const gshmemi_route_cfg_t *cfg,
+                       const char **why);
+/* 1 when some PE of the job routes some peer through verbs: then every PE opens the verbs backend,
+ * whose set-up is collective. The same answer on every PE (it reads only what all PEs share and
+ * settings that must be equal on all). */
+int gshmemi_route_job_uses_verbs(const gshmemi_route_peer_t *peers, int n_pes, const gshmemi_route_cfg_t *cfg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
