@@ -16,7 +16,20 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Between wait_ret's first read of seq and its read of the value, the consumer may rewrite the
+ * slot for the ticket size later: the test makes that happen on demand (ret_hook_ticket). */
+struct gshmemi_proxy_fifo;
+static void ret_hook(const struct gshmemi_proxy_fifo *f, unsigned long long ticket);
+#define GSHMEMI_FIFO_TEST_RET_HOOK(f, ticket) ret_hook(f, ticket)
 #include "transports/proxy/fifo.h"
+
+static uint64_t ret_hook_ticket = UINT64_MAX;
+static void ret_hook(const struct gshmemi_proxy_fifo *f, unsigned long long ticket)
+{
+    if (ticket != ret_hook_ticket) return;
+    ret_hook_ticket = UINT64_MAX;
+    gshmemi_fifo_return(f, ticket + f->size, 4242);
+}
 
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \
@@ -346,6 +359,12 @@ static void test_ret(void)
     CHECK(gshmemi_fifo_wait_ret(&f, 2, &v) == GSHMEMI_FIFO_LOST && v == 0, "wait_ret(2) after reuse: value %llu",
           (unsigned long long)v);
     CHECK(gshmemi_fifo_wait_ret(&f, 2 + size, &v) == GSHMEMI_FIFO_OK && v == 5678, "wait_ret(10)");
+    /* rewritten between the reads of seq and value: LOST, not the later request's value */
+    gshmemi_fifo_return(&f, 4, 1111);
+    ret_hook_ticket = 4;
+    CHECK(gshmemi_fifo_wait_ret(&f, 4, &v) == GSHMEMI_FIFO_LOST, "a result rewritten while read: value %llu",
+          (unsigned long long)v);
+    CHECK(gshmemi_fifo_wait_ret(&f, 4 + size, &v) == GSHMEMI_FIFO_OK && v == 4242, "wait_ret(12)");
     /* not yet written: TIMEOUT, and an older lap's value is not taken for ours */
     CHECK(gshmemi_fifo_wait_ret(&f, 2 + 2 * size, &v) == GSHMEMI_FIFO_TIMEOUT, "wait_ret of an unwritten result");
     /* being written for our ticket: wait; being written for a later one: LOST */
@@ -418,9 +437,9 @@ static void test_fail(void)
         CHECK(pthread_create(&th[i], NULL, blocked_wait, &w[i]) == 0, "pthread_create");
     }
     usleep(50000);
+    uint64_t t0 = now_ns();
     gshmemi_fifo_complete(&f, 3);
     gshmemi_fifo_fail(&f, 3);
-    uint64_t t0 = now_ns();
     gshmemi_fifo_fail(&f, 5); /* a second failure does not rename the first */
     CHECK(*f.error == 4, "error %llu, expected ticket 3 + 1", (unsigned long long)*f.error);
     for (int i = 0; i < 3; i++) {

@@ -310,6 +310,9 @@ GSHMEMI_HD_INLINE int gshmemi_fifo_wait_ret(const gshmemi_proxy_fifo_t *f, uint6
         uint64_t s = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
 #endif
         if (s == mine) {
+#ifdef GSHMEMI_FIFO_TEST_RET_HOOK
+            GSHMEMI_FIFO_TEST_RET_HOOK(f, ticket); /* a test's way into the window between the reads */
+#endif
 #ifdef __CUDA_ARCH__
             uint64_t v = gshmemi_fifo_ld_acquire_sys(&r->value);
             uint64_t s2 = gshmemi_fifo_ld_relaxed_sys(&r->seq);
