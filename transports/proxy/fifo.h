@@ -35,10 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#ifndef __CUDA_ARCH__
 #include <sched.h>
 #include <time.h>
-#endif
 
 #include "gshmem/types.h" /* GSHMEMI_HD_INLINE */
 
@@ -331,8 +329,7 @@ GSHMEMI_HD_INLINE int gshmemi_fifo_wait_ret(const gshmemi_proxy_fifo_t *f, uint6
     }
 }
 
-/* ---- consumer (host, one thread) -------------------------------------------------------------- */
-#ifndef __CUDA_ARCH__
+/* ---- consumer (host, one thread; plain static inline, so host only under nvcc) ---------------- */
 
 /* 1 and a copy of the request if slot pos % size holds ticket pos, else 0. The acquire load of
  * seq makes the producer's args visible; they stay put until head passes pos. */
@@ -439,5 +436,4 @@ static inline int gshmemi_fifo_host_init(gshmemi_proxy_fifo_t *f, uint32_t size,
     return GSHMEMI_FIFO_OK;
 }
 
-#endif /* !__CUDA_ARCH__ */
 #endif
