@@ -24,8 +24,9 @@
  *
  * Failure. Every producer wait is bounded by timeout_ns (0: unbounded) and stops at once with
  * GSHMEMI_FIFO_FAILED when the consumer has written *error. reserve reads *error only when it
- * must wait for room (a read of host memory per request would cost a bus round trip): a request
- * posted after a failure is reported by the wait that follows it. On TIMEOUT or FAILED out of
+ * finds the FIFO full (a read of host memory per request would cost a bus round trip): a request
+ * posted after a failure is reported by the wait that follows it, or by the next reserve that
+ * finds no room. On TIMEOUT or FAILED out of
  * reserve the tickets are taken but unpublished, so the consumer will stop at the first of them:
  * the caller either retries gshmemi_fifo_wait_free() on the same tickets or treats the FIFO as
  * dead (a device caller reports and traps). */
@@ -212,7 +213,6 @@ GSHMEMI_HD_INLINE int gshmemi_fifo_wait_free(const gshmemi_proxy_fifo_t *f, uint
     if (need <= hc + f->size) return GSHMEMI_FIFO_OK;
     gshmemi_fifo_waiter_t w = {0, 0};
     for (;;) {
-        if (gshmemi_fifo_load_error(f)) return GSHMEMI_FIFO_FAILED;
 #ifdef __CUDA_ARCH__
         uint64_t h = gshmemi_fifo_ld_acquire_sys(f->head);
         if (h > hc) {
@@ -232,6 +232,8 @@ GSHMEMI_HD_INLINE int gshmemi_fifo_wait_free(const gshmemi_proxy_fifo_t *f, uint
         }
 #endif
         if (need <= hc + f->size) return GSHMEMI_FIFO_OK;
+        /* still full: a dead consumer would never free a slot */
+        if (gshmemi_fifo_load_error(f)) return GSHMEMI_FIFO_FAILED;
         if (gshmemi_fifo_waiter_miss(f, &w)) return GSHMEMI_FIFO_TIMEOUT;
     }
 }
