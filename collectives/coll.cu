@@ -168,6 +168,11 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
         return GSHMEMI_ERR_INVALID;
     }
 
+    const char *remote_why = gshmemi_coll_remote_unsupported(t, a->kind);
+    if (remote_why) {
+        GSHMEMI_ERROR("coll", "%s: %s", routine, remote_why);
+        return GSHMEMI_ERR_UNSUPPORTED;
+    }
     /* the protocol: the device rule, decided here once for all slices */
     a->proto = gshmemi_pick_proto(a->kind, blk, gshmemi_proto_rule_of(gshmemi_runtime_dstate(), t));
 

@@ -4,6 +4,7 @@
  *   coll/proto_ll.cuh, proto_ll128.cuh, proto_simple.cuh  buffered protocols, one set of primitives
  *   coll/algo_exchange.cuh                                 the collectives over any of them
  *   coll/proto_direct.cuh, algo_direct.cuh                 DIRECT and its algorithms
+ *   coll/algo_remote.cuh                                   collect, alltoalls of a team with remote members
  *   coll/ops.cuh                                           element operators, word access
  *
  * A collective runs as S slices. A device call from a thread, warp or block is one slice; an
@@ -18,8 +19,18 @@
 
 #include "coll/algo_direct.cuh"
 #include "coll/algo_exchange.cuh"
+#include "coll/algo_remote.cuh"
 #include "coll/proto_ll128.cuh"
 #include "coll/proto_simple.cuh"
+
+/* A collective a team with remote members cannot run (coll/policy.h) reports and traps. */
+static __device__ __noinline__ void gshmemi_coll_remote_check(const gshmemi_team_dev_t &t, int kind)
+{
+    const char *why = gshmemi_coll_remote_unsupported(&t, kind);
+    if (!why) return;
+    printf("gshmem: PE %d: collective on a team of %d: %s\n", gshmemi_dstate.my_pe, t.size, why);
+    __trap();
+}
 
 /* One slice of a collective. Every member runs the same slices with the same arguments.
  * OWN_KERNEL: called by the on-stream kernel (collectives/coll.cu), not from a user's kernel. */
@@ -41,6 +52,13 @@ GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_c
         return;
     }
     const size_t blk = a.nelems * a.es;
+    if (t.has_remote) {
+        gshmemi_coll_remote_check(t, a.kind);
+        if (a.kind == GSHMEMI_COLL_COLLECT || a.kind == GSHMEMI_COLL_ALLTOALLS) {
+            if (slice == 0) gshmemi_remote_slice(t, a, tid, nt, scope);
+            return;
+        }
+    }
     if (a.proto == GSHMEMI_PROTO_SIMPLE) {
         gshmemi_simple_slice(t, blk, slice, nslices, tid, nt, scope, gshmemi_exchange<OP, T>{t, a});
         return;

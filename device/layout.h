@@ -37,6 +37,7 @@ typedef struct gshmemi_team_dev {
     int my_idx;          /* -1: this PE is not a member */
     int start, stride;
     int radix;           /* dissemination radix, clamped to the size */
+    int has_remote;      /* some member is reached through the proxy, not by loads and stores */
     int ll_slices;       /* slices with LL buffers */
     uint64_t *barrier;   /* symmetric: [GSHMEMI_COLL_SLICES][GSHMEMI_BARRIER_WORDS] flags */
     char *ll;            /* symmetric: [2][ll_slices][size][GSHMEMI_LL_SLICE_BYTES] */

@@ -70,7 +70,9 @@ GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int sli
             /* (r + j * dist) % n without a division on the one-round path */
             int to = r + j * dist < n ? r + j * dist : (r + j * dist) % n;
             uint64_t *f = (uint64_t *)gshmemi_peer_ptr_raw(flags + word + j - 1, gshmemi_team_pe(t, to));
-            if (!f) (void)gshmemi_proxy_amo(GSHMEMI_AMO_ADD, flags + word + j - 1, 1, 0, 8, gshmemi_team_pe(t, to), "team sync");
+            /* remote: this PE is the word's only writer and the count is the same on every
+             * member, so the increment is a store of the new count (no atomic at the target) */
+            if (!f) gshmemi_proxy_p(flags + word + j - 1, *(volatile uint64_t *)count + 1, sizeof(uint64_t), gshmemi_team_pe(t, to), "team sync");
             else if (ordered) gshmemi_red_release_inc_u64(f);
             else gshmemi_red_relaxed_inc_u64(f);
         }

@@ -213,7 +213,10 @@ static int pick_transports(void)
         st->pe_transport[pe] = st->route[pe] == GSHMEMI_ROUTE_P2P ? &gshmemi_transport_p2p : &gshmemi_transport_proxy;
         if (pe != st->my_pe) GSHMEMI_INFO("init", "PE %d: %s (GPU: %s)", pe, why, access_why[pe]);
     }
-    if (rc == GSHMEMI_OK) st->tctx.job_uses_verbs = gshmemi_route_job_uses_verbs(rp, st->n_pes, &cfg);
+    if (rc == GSHMEMI_OK) {
+        st->tctx.job_uses_verbs = gshmemi_route_job_uses_verbs(rp, st->n_pes, &cfg);
+        st->job_has_remote = gshmemi_route_job_has_remote(rp, st->n_pes, &cfg);
+    }
     free(rp);
     free(access_why);
     return rc;

@@ -29,6 +29,7 @@ typedef struct {
     gshmemi_peer_info_t *peers;    /* [n_pes] */
     const gshmemi_transport_t **pe_transport; /* [n_pes] */
     int *route;                    /* [n_pes] GSHMEMI_ROUTE_* (transports/route.h) */
+    int job_has_remote;            /* some PE of the job reaches some peer through the proxy (the same on every PE) */
     char **peer_base;              /* [n_pes] host copy of where each PE's heap is mapped here */
     char **d_peer_base;            /* the same table in device memory */
     char **host_view;              /* [n_pes] where this machine's PEs' heaps are mapped here (copy engine) */
@@ -52,6 +53,8 @@ typedef struct {
     char *simple_pool;             /* symmetric: the world team's SIMPLE flags and buffers, or NULL */
     char *ll128_pool;              /* symmetric: the world team's LL128 buffers, or NULL */
     uint64_t *d_simple_steps;      /* the world team's SIMPLE step counters (device memory) */
+    char *team_simple_pool;        /* symmetric: the other team slots' SIMPLE buffers (jobs with remote members) */
+    uint64_t *d_team_simple_steps; /* their step counters, [max_teams][slices] (device memory) */
 } gshmemi_state_t;
 
 extern gshmemi_state_t gshmemi_state;

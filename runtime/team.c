@@ -54,6 +54,14 @@ static size_t simple_flag_bytes(int size)
     return ((size_t)GSHMEMI_SIMPLE_SLICES * size * 8 + 4095) / 4096 * 4096;
 }
 
+/* In a job with remote members every team runs its collectives by SIMPLE (device/coll/policy.h),
+ * so every other team slot gets SIMPLE buffers too, with fewer slices than the world's. */
+#define TEAM_SIMPLE_SLICES 4
+static size_t team_simple_bytes(int n_pes)
+{
+    return 2 * simple_flag_bytes(n_pes) + (size_t)GSHMEMI_SIMPLE_SLOTS * TEAM_SIMPLE_SLICES * n_pes * GSHMEMI_SIMPLE_CHUNK;
+}
+
 /* LL128 buffers, the world team's only, like SIMPLE's. */
 static size_t ll128_bytes(int size)
 {
@@ -76,6 +84,8 @@ static int team_fill(int slot, int world_start, int world_stride, int size)
         h->dev.start = world_start;
         h->dev.stride = world_stride;
         h->dev.radix = team_radix(size);
+        for (int i = 0; i < size; i++)
+            if (!st->peer_base[world_start + i * world_stride]) h->dev.has_remote = 1;
         h->dev.ll_slices = team_ll_slices(size);
         h->dev.barrier = (uint64_t *)(st->psync_pool + (size_t)slot * st->psync_slot);
         h->dev.ll = st->psync_pool + (size_t)slot * st->psync_slot + ll_offset(st->n_pes);
@@ -89,6 +99,16 @@ static int team_fill(int slot, int world_start, int world_stride, int size)
             h->dev.simple_steps = st->d_simple_steps;
             GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.simple_flags, 0, 2 * simple_flag_bytes(size), st->stream));
             GSHMEMI_CUDACHECK(cudaMemsetAsync(st->d_simple_steps, 0, GSHMEMI_SIMPLE_SLICES * sizeof(uint64_t), st->stream));
+        }
+        if (slot != SHMEM_TEAM_WORLD && st->team_simple_pool) {
+            char *region = st->team_simple_pool + (size_t)slot * team_simple_bytes(st->n_pes);
+            h->dev.simple_slices = TEAM_SIMPLE_SLICES;
+            h->dev.simple_flags = (uint64_t *)region;
+            h->dev.simple_credit = (uint64_t *)(region + simple_flag_bytes(st->n_pes));
+            h->dev.simple = region + 2 * simple_flag_bytes(st->n_pes);
+            h->dev.simple_steps = st->d_team_simple_steps + (size_t)slot * TEAM_SIMPLE_SLICES;
+            GSHMEMI_CUDACHECK(cudaMemsetAsync(region, 0, 2 * simple_flag_bytes(st->n_pes), st->stream));
+            GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.simple_steps, 0, TEAM_SIMPLE_SLICES * sizeof(uint64_t), st->stream));
         }
         if (slot == SHMEM_TEAM_WORLD && st->ll128_pool) {
             /* zeroed: a line's flag is a sequence number, never 0 */
@@ -138,12 +158,18 @@ int gshmemi_teams_init(void)
     GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, 256, 256, &off));
     st->team_scratch = (uint64_t *)(st->heap.my_base + off);
     /* a protocol's buffers exist where its size rule can pick it or a test forces it */
-    if (gshmemi_env.COLL_SIMPLE_MAX > 0 || gshmemi_env.COLL_PROTO == GSHMEMI_PROTO_SIMPLE) {
+    /* (a job with remote members runs its collectives by SIMPLE: coll/policy.h) */
+    if (gshmemi_env.COLL_SIMPLE_MAX > 0 || gshmemi_env.COLL_PROTO == GSHMEMI_PROTO_SIMPLE || st->job_has_remote) {
         size_t bytes = 2 * simple_flag_bytes(st->n_pes) +
                        (size_t)GSHMEMI_SIMPLE_SLOTS * GSHMEMI_SIMPLE_SLICES * st->n_pes * GSHMEMI_SIMPLE_CHUNK;
         GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, bytes, 4096, &off));
         st->simple_pool = st->heap.my_base + off;
         GSHMEMI_CUDACHECK(cudaMalloc((void **)&st->d_simple_steps, GSHMEMI_SIMPLE_SLICES * sizeof(uint64_t)));
+    }
+    if (st->job_has_remote) {
+        GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, team_simple_bytes(st->n_pes) * st->max_teams, 4096, &off));
+        st->team_simple_pool = st->heap.my_base + off;
+        GSHMEMI_CUDACHECK(cudaMalloc((void **)&st->d_team_simple_steps, (size_t)st->max_teams * TEAM_SIMPLE_SLICES * sizeof(uint64_t)));
     }
     if (gshmemi_env.COLL_LL128_MAX > 0 || gshmemi_env.COLL_PROTO == GSHMEMI_PROTO_LL128) {
         GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, ll128_bytes(st->n_pes), 4096, &off));
@@ -180,6 +206,7 @@ void gshmemi_teams_fini(void)
     cudaFree(st->d_teams);
     cudaFree(st->d_seq);
     cudaFree(st->d_simple_steps);
+    cudaFree(st->d_team_simple_steps);
     free(st->teams);
 }
 

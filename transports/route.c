@@ -52,15 +52,18 @@ int gshmemi_route_job_uses_verbs(const gshmemi_route_peer_t *peers, int n_pes, c
 {
     if (cfg->remote == GSHMEMI_REMOTE_NONE || cfg->remote == GSHMEMI_REMOTE_IBGDA) return 0;
     if (cfg->backend == GSHMEMI_BACKEND_COPY) return 0;
-    if (cfg->backend == GSHMEMI_BACKEND_VERBS) {
-        /* forced: used wherever some PE has a non-P2P peer; P2P disabled, or two hosts */
-        if (n_pes > 1 && cfg->disable_p2p) return 1;
-        for (int pe = 1; pe < n_pes; pe++)
-            if (peers[pe].host != peers[0].host || peers[pe].machine != peers[0].machine) return 1;
-        return 0;
-    }
+    /* forced: used wherever some PE has a non-P2P peer */
+    if (cfg->backend == GSHMEMI_BACKEND_VERBS) return gshmemi_route_job_has_remote(peers, n_pes, cfg);
     /* auto: verbs only between machines */
     for (int pe = 1; pe < n_pes; pe++)
         if (peers[pe].machine != peers[0].machine) return 1;
+    return 0;
+}
+
+int gshmemi_route_job_has_remote(const gshmemi_route_peer_t *peers, int n_pes, const gshmemi_route_cfg_t *cfg)
+{
+    if (n_pes > 1 && cfg->disable_p2p) return 1;
+    for (int pe = 1; pe < n_pes; pe++)
+        if (peers[pe].host != peers[0].host || peers[pe].machine != peers[0].machine) return 1;
     return 0;
 }

@@ -36,6 +36,10 @@ int gshmemi_route_pick(const gshmemi_route_peer_t *peers, int n_pes, int me, int
  * settings that must be equal on all). */
 int gshmemi_route_job_uses_verbs(const gshmemi_route_peer_t *peers, int n_pes, const gshmemi_route_cfg_t *cfg);
 
+/* 1 when some PE of the job reaches some peer other than by P2P; the same on every PE (what
+ * every PE needs to agree on, e.g. the symmetric buffers of the protocol such teams use). */
+int gshmemi_route_job_has_remote(const gshmemi_route_peer_t *peers, int n_pes, const gshmemi_route_cfg_t *cfg);
+
 #ifdef __cplusplus
 }
 #endif

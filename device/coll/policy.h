@@ -5,8 +5,9 @@
  * simple_max where they are available, DIRECT above (and always for collect and alltoalls, whose
  * blocks are not one shape). A forced LL128 falls back to LL, a forced SIMPLE to DIRECT, where
  * they are not available. Availability is a property of how the team's members are reached
- * (gshmemi_proto_rule_of): every protocol needs all members reachable by loads and stores (P2P),
- * and LL128 and SIMPLE also need their buffers, which only the world team has. */
+ * (gshmemi_proto_rule_of): LL, LL128 and DIRECT need all members reachable by loads and stores
+ * (P2P), SIMPLE also reaches members through the proxy, and LL128 and SIMPLE need their buffers,
+ * which only the world team has. A team with a remote member runs SIMPLE at every size. */
 #ifndef GSHMEM_DEVICE_COLL_POLICY_H
 #define GSHMEM_DEVICE_COLL_POLICY_H
 
@@ -25,13 +26,14 @@ typedef struct gshmemi_proto_rule {
     int forced;               /* GSHMEMI_PROTO_*; AUTO: by size */
     size_t ll_max, ll128_max, simple_max;
     int has_ll128, has_simple;
+    int p2p;                  /* every member by loads and stores; else only SIMPLE, whose steps go
+                               * through the proxy to the members that are not */
 } gshmemi_proto_rule_t;
 
-/* What a team offers the protocols. Today every team's members are P2P peers (the runtime maps
- * every heap or fails init); a member reached otherwise will clear GSHMEMI_REACH_P2P here. */
+/* What a team offers the protocols: P2P unless a member is reached through the proxy. */
 GSHMEMI_HD_INLINE int gshmemi_team_reach(const gshmemi_team_dev_t *t)
 {
-    return GSHMEMI_REACH_P2P | (t->ll128_slices > 0 ? GSHMEMI_REACH_LL128 : 0) |
+    return (t->has_remote ? 0 : GSHMEMI_REACH_P2P) | (t->ll128_slices > 0 ? GSHMEMI_REACH_LL128 : 0) |
            (t->simple_slices > 0 ? GSHMEMI_REACH_SIMPLE : 0);
 }
 
@@ -45,13 +47,15 @@ GSHMEMI_HD_INLINE gshmemi_proto_rule_t gshmemi_proto_rule_of(const gshmemi_devic
     r.ll128_max = ds->coll_ll128_max;
     r.simple_max = ds->coll_simple_max;
     r.has_ll128 = p2p && (reach & GSHMEMI_REACH_LL128) != 0;
-    r.has_simple = p2p && (reach & GSHMEMI_REACH_SIMPLE) != 0;
+    r.has_simple = (reach & GSHMEMI_REACH_SIMPLE) != 0;
+    r.p2p = p2p;
     return r;
 }
 
 /* The protocol of a collective of `kind` with `blk` bytes per block. */
 GSHMEMI_HD_INLINE int gshmemi_pick_proto(int kind, size_t blk, gshmemi_proto_rule_t r)
 {
+    if (!r.p2p) return GSHMEMI_PROTO_SIMPLE; /* a team with remote members (gshmemi_coll_remote_ok) */
     if (kind == GSHMEMI_COLL_COLLECT || kind == GSHMEMI_COLL_ALLTOALLS) return GSHMEMI_PROTO_DIRECT;
     if (r.forced == GSHMEMI_PROTO_SIMPLE) return r.has_simple ? GSHMEMI_PROTO_SIMPLE : GSHMEMI_PROTO_DIRECT;
     if (r.forced == GSHMEMI_PROTO_LL128) return r.has_ll128 ? GSHMEMI_PROTO_LL128 : GSHMEMI_PROTO_LL;
@@ -60,6 +64,17 @@ GSHMEMI_HD_INLINE int gshmemi_pick_proto(int kind, size_t blk, gshmemi_proto_rul
     if (r.has_ll128 && blk <= r.ll128_max) return GSHMEMI_PROTO_LL128;
     if (r.has_simple && blk <= r.simple_max) return GSHMEMI_PROTO_SIMPLE;
     return GSHMEMI_PROTO_DIRECT;
+}
+
+/* What a team with members reached through the proxy can run: the exchange algorithm over
+ * SIMPLE, which needs the team's SIMPLE buffers (every team has them in a job with remote
+ * members); collect and alltoalls go by routed puts (coll/algo_remote.cuh). NULL if it can, else
+ * why not. */
+GSHMEMI_HD_INLINE const char *gshmemi_coll_remote_unsupported(const gshmemi_team_dev_t *t, int kind)
+{
+    if (!t->has_remote || kind == GSHMEMI_COLL_COLLECT || kind == GSHMEMI_COLL_ALLTOALLS) return (const char *)0;
+    if (t->simple_slices == 0) return "the team has no SIMPLE buffers, which collectives through the proxy need";
+    return (const char *)0;
 }
 
 /* A device call by one thread group runs as one slice: its LL or LL128 steps follow one another,

@@ -19,14 +19,19 @@ GSHMEMI_DEV char *gshmemi_simple_slot(const gshmemi_team_dev_t &t, uint64_t step
 }
 
 /* Writes `step` into this PE's word of `words` ([slice][member], symmetric) on every other
- * member: a data flag (a release: the chunk's stores come first) or a credit (relaxed). */
+ * member: a data flag (a release: the chunk's stores come first) or a credit (relaxed). To a
+ * member reached through the proxy a flag went with its data (send) and a credit is a p. */
 GSHMEMI_DEV void gshmemi_simple_tell(const gshmemi_team_dev_t &t, uint64_t *words, int slice, uint64_t step, bool release,
                                      unsigned tid, unsigned nt)
 {
     const int n = t.size, me = t.my_idx;
     for (int i = 1 + (int)tid; i < n; i += (int)nt) {
-        uint64_t *w = (uint64_t *)gshmemi_peer_ptr_raw(words + (size_t)slice * n + me, gshmemi_team_pe(t, (me + i) % n));
-        if (release) gshmemi_st_release_u64(w, step);
+        uint64_t *sym = words + (size_t)slice * n + me;
+        const int pe = gshmemi_team_pe(t, (me + i) % n);
+        uint64_t *w = (uint64_t *)gshmemi_peer_ptr_raw(sym, pe);
+        if (!w) {
+            if (!release) gshmemi_proxy_p(sym, step, sizeof(uint64_t), pe, "SIMPLE collective (credit)");
+        } else if (release) gshmemi_st_release_u64(w, step);
         else gshmemi_st_relaxed_u64(w, step);
     }
 }
@@ -57,8 +62,11 @@ struct gshmemi_simple {
         gshmemi_scope_sync(scope);
         for (int i = 1; i < n; i++) {
             int to = (me + i) % n;
-            gshmemi_copy(gshmemi_peer_ptr_raw(gshmemi_simple_slot(t, step, slice, me), gshmemi_team_pe(t, to)), chunk_for(to), len,
-                         tid, nt);
+            char *slot = gshmemi_simple_slot(t, step, slice, me), *d = (char *)gshmemi_peer_ptr_raw(slot, gshmemi_team_pe(t, to));
+            if (d) gshmemi_copy(d, chunk_for(to), len, tid, nt);
+            else if (tid == (unsigned)i % nt) /* one request carries the chunk and, after it, the flag */
+                gshmemi_proxy_put_signal(slot, chunk_for(to), len, t.simple_flags + (size_t)slice * n + me, step, SHMEM_SIGNAL_SET,
+                                         gshmemi_team_pe(t, to), 0, "SIMPLE collective");
         }
         gshmemi_scope_sync(scope);
         gshmemi_simple_tell(t, t.simple_flags, slice, step, true, tid, nt);

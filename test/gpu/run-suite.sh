@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Runs every GPU functional test with N PEs: run-suite.sh BUILD_DIR N [test ...]
+# The environment reaches every PE: GSHMEM_REMOTE_TRANSPORT=proxy GSHMEM_DISABLE_P2P=1 runs the
+# suite with every peer remote; GSHMEM_TEST_HOSTS=K makes hosts of K PEs (GSHMEM_HOST_ID).
 # With more PEs than GPUs, PEs share GPUs; an MPS daemon is started for the run (without it the
 # kernels of PEs on one GPU are time-sliced and a spinning PE can starve its peer), and each PE
 # gets its share of the SMs. The GPU's compute mode is never changed.
@@ -23,10 +25,14 @@ if [ "$npes" -gt "$ngpus" ]; then
     trap 'echo quit | nvidia-cuda-mps-control' EXIT
 fi
 
+# GSHMEM_TEST_HOSTS=K: the PEs act as hosts of K PEs each (as-hosts.sh sets GSHMEM_HOST_ID)
+wrap=()
+[ -n "${GSHMEM_TEST_HOSTS:-}" ] && wrap=("$(dirname "$0")/as-hosts.sh" "$GSHMEM_TEST_HOSTS")
+
 fail=0 pass=0
 for t in "${tests[@]}"; do
     start=$(date +%s%N)
-    if timeout 600 "$build/runtime/tools/gshmemrun" -n "$npes" --timeout 580 "$build/test/test_$t"; then
+    if timeout 600 "$build/runtime/tools/gshmemrun" -n "$npes" --timeout 580 "${wrap[@]}" "$build/test/test_$t"; then
         pass=$((pass + 1)); st=PASS
     else
         fail=$((fail + 1)); st=FAIL

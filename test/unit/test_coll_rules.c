@@ -18,7 +18,7 @@
 /* The world team's rule (both bulk buffers) or a sub-team's (neither). */
 static gshmemi_proto_rule_t rule(int forced, int buffers)
 {
-    gshmemi_proto_rule_t r = {forced, LL, LL128, SIMPLE, buffers, buffers};
+    gshmemi_proto_rule_t r = {forced, LL, LL128, SIMPLE, buffers, buffers, 1};
     return r;
 }
 
@@ -129,6 +129,40 @@ static void test_reach(void **state)
     assert_int_equal(gshmemi_proto_slices(&t, GSHMEMI_PROTO_DIRECT), GSHMEMI_COLL_SLICES);
 }
 
+/* A team with a member reached through the proxy runs SIMPLE at every size and whatever is
+ * forced; it needs the SIMPLE buffers (collect and alltoalls go by routed puts), and says so. */
+static void test_remote(void **state)
+{
+    (void)state;
+    gshmemi_device_state_t ds;
+    gshmemi_team_dev_t t;
+    memset(&ds, 0, sizeof(ds));
+    memset(&t, 0, sizeof(t));
+    ds.coll_ll_max = LL;
+    ds.coll_ll128_max = LL128;
+    ds.coll_simple_max = SIMPLE;
+    t.ll128_slices = 4;
+    t.simple_slices = 4;
+    assert_null(gshmemi_coll_remote_unsupported(&t, GSHMEMI_COLL_COLLECT));
+    t.has_remote = 1;
+    assert_int_equal(gshmemi_team_reach(&t), GSHMEMI_REACH_LL128 | GSHMEMI_REACH_SIMPLE);
+    for (int forced = GSHMEMI_PROTO_AUTO; forced <= GSHMEMI_PROTO_SIMPLE; forced++) {
+        ds.coll_proto = forced;
+        gshmemi_proto_rule_t r = gshmemi_proto_rule_of(&ds, &t);
+        assert_false(r.p2p);
+        assert_false(r.has_ll128);
+        assert_true(r.has_simple);
+        assert_int_equal(gshmemi_pick_proto(GSHMEMI_COLL_REDUCE, 8, r), GSHMEMI_PROTO_SIMPLE);
+        assert_int_equal(gshmemi_pick_proto(GSHMEMI_COLL_BROADCAST, 1u << 30, r), GSHMEMI_PROTO_SIMPLE);
+        assert_int_equal(gshmemi_pick_proto(GSHMEMI_COLL_ALLTOALL, LL, r), GSHMEMI_PROTO_SIMPLE);
+    }
+    assert_null(gshmemi_coll_remote_unsupported(&t, GSHMEMI_COLL_REDUCE));
+    assert_null(gshmemi_coll_remote_unsupported(&t, GSHMEMI_COLL_ALLTOALLS));
+    t.simple_slices = 0;
+    assert_non_null(strstr(gshmemi_coll_remote_unsupported(&t, GSHMEMI_COLL_FCOLLECT), "SIMPLE buffers"));
+    assert_null(gshmemi_coll_remote_unsupported(&t, GSHMEMI_COLL_COLLECT));
+}
+
 /* A DIRECT reduction is one-shot on 2 PEs up to GSHMEM_COLL_ONESHOT_MAX, two-shot otherwise. */
 static void test_oneshot(void **state)
 {
@@ -188,6 +222,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_auto), cmocka_unit_test(test_shapes_and_forcing),
                                        cmocka_unit_test(test_direct_push), cmocka_unit_test(test_group),
-                                       cmocka_unit_test(test_reach), cmocka_unit_test(test_oneshot)};
+                                       cmocka_unit_test(test_reach),
+        cmocka_unit_test(test_remote), cmocka_unit_test(test_oneshot)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

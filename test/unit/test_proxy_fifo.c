@@ -1,4 +1,4 @@
-/* The proxy FIFO (transports/proxy/fifo.h) on the CPU: producer threads and one consumer thread.
+/* The proxy FIFO (device/proxy_fifo.h) on the CPU: producer threads and one consumer thread.
  *   stress       8 producers x N requests into 64 slots: nothing lost, duplicated or reordered
  *                per producer, every request's args intact, results of fetching requests right
  *                (or reported LOST, never wrong), completion counter honoured
@@ -21,7 +21,7 @@
 struct gshmemi_proxy_fifo;
 static void ret_hook(const struct gshmemi_proxy_fifo *f, unsigned long long ticket);
 #define GSHMEMI_FIFO_TEST_RET_HOOK(f, ticket) ret_hook(f, ticket)
-#include "transports/proxy/fifo.h"
+#include "device/proxy_fifo.h"
 
 static uint64_t ret_hook_ticket = UINT64_MAX;
 static void ret_hook(const struct gshmemi_proxy_fifo *f, unsigned long long ticket)

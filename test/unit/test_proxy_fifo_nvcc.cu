@@ -1,10 +1,10 @@
-/* transports/proxy/fifo.h under nvcc: the producer calls compiled for the device in a kernel
+/* device/proxy_fifo.h under nvcc: the producer calls compiled for the device in a kernel
  * (never launched: no GPU needed), and the whole header compiled as C++ for the host, where a
  * round trip through a host FIFO checks that the C++ build behaves as the C one. */
 #include <cstdio>
 #include <cstdlib>
 
-#include "transports/proxy/fifo.h"
+#include "device/proxy_fifo.h"
 
 /* Every device-side producer call: reserve (1 and n), publish, post, wait_free, wait_done, wait_ret. */
 __global__ void proxy_fifo_producer_kernel(gshmemi_proxy_fifo_t f, uint64_t *out)

@@ -1,5 +1,5 @@
 /* What the host proxy asks of a backend: the thing that moves bytes to a remote PE once the
- * proxy thread has taken a request off a PE's FIFO (transports/proxy/fifo.h). Two backends:
+ * proxy thread has taken a request off a PE's FIFO (device/proxy_fifo.h). Two backends:
  * copy (the copy engine, for PEs of this physical host that are remote to each other) and verbs
  * (an ibverbs RC QP per peer, for other hosts). The proxy picks one per peer at init.
  *

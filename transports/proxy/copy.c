@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../route.h"
 #include "backend.h"
 #include "copy.h"
 
@@ -87,10 +88,25 @@ static int copy_get(gshmemi_proxy_backend_t *be, int pe, void *dst, uint64_t src
     return check(cudaMemcpyAsync(dst, remote_addr(be, pe, src_off), n, cudaMemcpyDefault, s), "get", pe);
 }
 
+/* 4- and 8-byte values are stream memory operations: the copy engine's front end writes them
+ * after a memory barrier, with no kernel, so a value (a flag, a credit, a signal set) lands even
+ * while the GPU's SMs are all busy spinning; other widths take a one-thread kernel. */
+static int write_value(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, uint64_t value, size_t width, cudaStream_t s)
+{
+    CUdeviceptr addr = (CUdeviceptr)(uintptr_t)remote_addr(be, pe, dst_off);
+    CUresult res = width == 8 ? gshmemi_cu.cuStreamWriteValue64((CUstream)s, addr, value, 0)
+                              : gshmemi_cu.cuStreamWriteValue32((CUstream)s, addr, (cuuint32_t)value, 0);
+    if (res == CUDA_SUCCESS) return GSHMEMI_OK;
+    GSHMEMI_ERROR("proxy", "copy backend: a %zu-byte value to PE %d (offset %#llx): %s", width, pe, (unsigned long long)dst_off,
+                  gshmemi_cu_errstr(res));
+    return GSHMEMI_ERR_CUDA;
+}
+
 static int copy_put_value(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, uint64_t value, size_t width)
 {
     cudaStream_t s = stream_of(be, pe);
     if (!s) return check(cudaErrorMemoryAllocation, "creating a stream", pe);
+    if (width == 4 || width == 8) return write_value(be, pe, dst_off, value, width, s);
     return check((cudaError_t)gshmemi_copy_store(remote_addr(be, pe, dst_off), value, (int)width, s), "p", pe);
 }
 
@@ -103,6 +119,7 @@ static int copy_amo(gshmemi_proxy_backend_t *be, int pe, int op, uint64_t dst_of
         return GSHMEMI_ERR_INVALID;
     }
     if (!s) return check(cudaErrorMemoryAllocation, "creating a stream", pe);
+    if (op == GSHMEMI_AMO_SET && !fetched) return write_value(be, pe, dst_off, value, width, s); /* a signal set */
     return check((cudaError_t)gshmemi_copy_amo(remote_addr(be, pe, dst_off), op, value, cond, (int)width, fetched, s), "atomic", pe);
 }
 

@@ -5,7 +5,6 @@
  * ibverbs RC for other machines), writes results and the completion count, and on a backend
  * error logs the request, the peer and the cause and fails the FIFO, so the waiting device call
  * reports and traps instead of hanging. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -327,8 +326,8 @@ static int proxy_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
     }
     if (all_ok) { /* every PE opened verbs: connect them (collective) */
         const size_t vb = gshmemi_proxy_backend_verbs.blob_size;
-        char *vblobs = calloc((size_t)ctx->n_pes, vb ? vb : 1);
-        int *serve = calloc((size_t)ctx->n_pes, sizeof(int));
+        char *vblobs = calloc((size_t)ctx->n_pes > 0 ? (size_t)ctx->n_pes : 1, vb ? vb : 1);
+        int *serve = calloc((size_t)ctx->n_pes > 0 ? (size_t)ctx->n_pes : 1, sizeof(int));
         if (!vblobs || !serve) rc = GSHMEMI_ERR_NOMEM;
         for (int pe = 0; pe < ctx->n_pes && vblobs && serve; pe++) {
             memcpy(vblobs + (size_t)pe * vb, b + (size_t)pe * PROXY_BLOB_BYTES + sizeof(int64_t), vb);

@@ -1,5 +1,7 @@
 /* put_bw and get_bw: PE 0 moves `size` bytes to/from PE 1 per iteration, split across the CTAs,
- * each CTA with one _nbi_block call; one quiet at the end (the shape of NVSHMEM's perftests). */
+ * each CTA with one _nbi_block call; one quiet at the end (the shape of NVSHMEM's perftests).
+ * --memcpy: each size also timed as a plain cudaMemcpyAsync between two buffers of this GPU, in
+ * the same run (the yardstick of a put through the host proxy's copy engine). */
 #include "../../common/perftest.h"
 
 static __global__ void rma_bw_kernel(char *remote_sym, char *local, size_t size, int peer, int iters, int is_put)
@@ -20,6 +22,7 @@ static __global__ void rma_bw_kernel(char *remote_sym, char *local, size_t size,
 static int rma_bw_main(int argc, char **argv, int is_put)
 {
     pt_opts_t o = {8, 256 << 20, 2, 50, 10, 32, 256, 0, 0, NULL};
+    o.accepts = PT_ACCEPT_MEMCPY;
     char *sym, *local;
     cudaEvent_t t0, t1;
     int me, peer, active;
@@ -75,6 +78,24 @@ static int rma_bw_main(int argc, char **argv, int is_put)
             double us = ms * 1000.0 / o.iters;
             pt_row(&o, size, us, (double)size / (us * 1e3), "GB/s");
         }
+    }
+    shmem_barrier_all();
+    if (o.memcpy && me == 0) {
+        char *copy;
+        PT_CUDA(cudaMalloc((void **)&copy, o.max_size));
+        pt_header(&o, "cudaMemcpyAsync, device to device on this GPU", "GB/s");
+        for (size_t size = o.min_size; size <= o.max_size; size *= o.step_factor) {
+            float ms = 0;
+            for (int i = 0; i < o.warmup; i++) PT_CUDA(cudaMemcpyAsync(copy, local, size, cudaMemcpyDeviceToDevice));
+            PT_CUDA(cudaEventRecord(t0));
+            for (int i = 0; i < o.iters; i++) PT_CUDA(cudaMemcpyAsync(copy, local, size, cudaMemcpyDeviceToDevice));
+            PT_CUDA(cudaEventRecord(t1));
+            PT_CUDA(cudaEventSynchronize(t1));
+            PT_CUDA(cudaEventElapsedTime(&ms, t0, t1));
+            double us = ms * 1000.0 / o.iters;
+            pt_row(&o, size, us, (double)size / (us * 1e3), "GB/s");
+        }
+        cudaFree(copy);
     }
     shmem_barrier_all();
     shmem_free(sym);

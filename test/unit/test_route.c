@@ -1,0 +1,95 @@
+/* The per-peer choice of transport (transports/route.c) for given host ids, machines, GPU access
+ * and settings: which route, and that the reason says why. */
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/env.h"
+#include "transports/route.h"
+
+static int failures;
+#define EXPECT(cond, ...)                                                                                          \
+    do {                                                                                                           \
+        if (!(cond)) {                                                                                             \
+            fprintf(stderr, "test_route: %s:%d: ", __FILE__, __LINE__);                                            \
+            fprintf(stderr, __VA_ARGS__);                                                                          \
+            fputc('\n', stderr);                                                                                   \
+            failures++;                                                                                            \
+        }                                                                                                          \
+    } while (0)
+
+static const char *route_name(int r)
+{
+    static const char *const names[] = {"none", "p2p", "proxy-copy", "proxy-verbs"};
+    return r >= 0 && r < 4 ? names[r] : "?";
+}
+
+/* route from me to pe, expected route and a word its reason must contain */
+static void expect_route(const gshmemi_route_peer_t *p, int n, int me, int pe, gshmemi_route_cfg_t cfg, int want,
+                         const char *why_has)
+{
+    const char *why = NULL;
+    int got = gshmemi_route_pick(p, n, me, pe, &cfg, &why);
+    EXPECT(got == want, "PE %d -> %d: route %s, expected %s (why: %s)", me, pe, route_name(got), route_name(want), why ? why : "(null)");
+    EXPECT(why && strstr(why, why_has), "PE %d -> %d: reason \"%s\" lacks \"%s\"", me, pe, why ? why : "(null)", why_has);
+}
+
+int main(void)
+{
+    const gshmemi_route_cfg_t dflt = {0, GSHMEMI_REMOTE_AUTO, GSHMEMI_BACKEND_AUTO};
+    gshmemi_route_cfg_t c;
+    /* 4 PEs on one machine, one GPU shared: every GPU reaches every other */
+    gshmemi_route_peer_t one[4] = {{7, 100, 1}, {7, 100, 1}, {7, 100, 1}, {7, 100, 1}};
+    /* the same machine split into two hosts of two by GSHMEM_HOST_ID */
+    gshmemi_route_peer_t split[4] = {{1, 100, 1}, {1, 100, 1}, {2, 100, 1}, {2, 100, 1}};
+    /* two machines of two PEs (PE 0's view: gpu_access only for its machine) */
+    gshmemi_route_peer_t two[4] = {{1, 100, 1}, {1, 100, 1}, {2, 200, 0}, {2, 200, 0}};
+    /* one machine, PE 3's GPU without peer access */
+    gshmemi_route_peer_t noacc[4] = {{7, 100, 1}, {7, 100, 1}, {7, 100, 1}, {7, 100, 0}};
+
+    expect_route(one, 4, 0, 0, dflt, GSHMEMI_ROUTE_P2P, "this PE");
+    expect_route(one, 4, 0, 3, dflt, GSHMEMI_ROUTE_P2P, "P2P");
+    EXPECT(!gshmemi_route_job_uses_verbs(one, 4, &dflt), "one machine: verbs opened");
+
+    c = dflt, c.disable_p2p = 1; /* every peer remote, through the copy engine; this PE stays local */
+    expect_route(one, 4, 1, 1, c, GSHMEMI_ROUTE_P2P, "this PE");
+    for (int pe = 0; pe < 4; pe++)
+        if (pe != 2) expect_route(one, 4, 2, pe, c, GSHMEMI_ROUTE_PROXY_COPY, "GSHMEM_DISABLE_P2P");
+    EXPECT(!gshmemi_route_job_uses_verbs(one, 4, &c), "P2P disabled on one machine, backend auto: verbs opened");
+
+    /* two hosts of two: P2P inside, proxy (copy) across */
+    expect_route(split, 4, 0, 1, dflt, GSHMEMI_ROUTE_P2P, "P2P");
+    expect_route(split, 4, 0, 2, dflt, GSHMEMI_ROUTE_PROXY_COPY, "GSHMEM_HOST_ID");
+    expect_route(split, 4, 3, 1, dflt, GSHMEMI_ROUTE_PROXY_COPY, "GSHMEM_HOST_ID");
+
+    /* another machine: verbs, and every PE of the job opens it */
+    expect_route(two, 4, 0, 1, dflt, GSHMEMI_ROUTE_P2P, "P2P");
+    expect_route(two, 4, 0, 2, dflt, GSHMEMI_ROUTE_PROXY_VERBS, "another machine");
+    EXPECT(gshmemi_route_job_uses_verbs(two, 4, &dflt), "two machines: verbs not opened");
+    c = dflt, c.backend = GSHMEMI_BACKEND_COPY;
+    expect_route(two, 4, 0, 3, c, GSHMEMI_ROUTE_NONE, "only reaches PEs of this machine");
+    EXPECT(!gshmemi_route_job_uses_verbs(two, 4, &c), "backend copy: verbs opened");
+
+    /* settings that leave a peer unreachable, each named */
+    c = dflt, c.remote = GSHMEMI_REMOTE_NONE;
+    expect_route(two, 4, 0, 2, c, GSHMEMI_ROUTE_NONE, "GSHMEM_REMOTE_TRANSPORT=none");
+    expect_route(two, 4, 0, 1, c, GSHMEMI_ROUTE_P2P, "P2P");
+    c = dflt, c.remote = GSHMEMI_REMOTE_IBGDA;
+    expect_route(two, 4, 0, 2, c, GSHMEMI_ROUTE_NONE, "ibgda");
+    expect_route(noacc, 4, 0, 3, dflt, GSHMEMI_ROUTE_NONE, "no peer access");
+
+    /* forced verbs: every remote peer, even on this machine */
+    c = dflt, c.backend = GSHMEMI_BACKEND_VERBS, c.disable_p2p = 1;
+    expect_route(one, 4, 0, 1, c, GSHMEMI_ROUTE_PROXY_VERBS, "GSHMEM_PROXY_BACKEND=verbs");
+    EXPECT(gshmemi_route_job_uses_verbs(one, 4, &c), "forced verbs with P2P disabled: verbs not opened");
+    c.disable_p2p = 0;
+    expect_route(noacc, 4, 0, 3, c, GSHMEMI_ROUTE_PROXY_VERBS, "GSHMEM_PROXY_BACKEND=verbs");
+    EXPECT(!gshmemi_route_job_uses_verbs(one, 4, &c), "forced verbs, all P2P: verbs opened");
+    EXPECT(gshmemi_route_job_uses_verbs(split, 4, &c), "forced verbs across host ids: verbs not opened");
+
+    if (failures) {
+        fprintf(stderr, "test_route: %d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("test_route: every case routed as expected\n");
+    return 0;
+}
