@@ -194,6 +194,7 @@ void gshmemi_host_quiet(void)
     REQUIRE_INIT("shmem_quiet");
     cudaError_t err = cudaStreamSynchronize(gshmemi_state.stream);
     if (err != cudaSuccess) GSHMEMI_ERROR("api", "shmem_quiet: %s", cudaGetErrorString(err));
+    gshmemi_transports_quiet("shmem_quiet");
 }
 
 void gshmemi_host_barrier_all(void) { gshmemi_host_barrier(SHMEM_TEAM_WORLD, "shmem_barrier_all"); }

@@ -430,13 +430,30 @@ int shmemx_set_attr_uniqueid_args(int rank, int nranks, const shmemx_uniqueid_t 
     return GSHMEMI_OK;
 }
 
+/* Every transport's requests posted by device code complete (the proxy's); errors logged. */
+int gshmemi_transports_quiet(const char *routine)
+{
+    int rc = GSHMEMI_OK;
+    for (int t = 0; t < gshmemi_state.transports_up; t++) {
+        if (!transports[t]->quiet) continue;
+        int r = transports[t]->quiet(&gshmemi_state.tctx);
+        if (r != GSHMEMI_OK) {
+            GSHMEMI_ERROR("api", "%s: the %s transport's requests did not complete", routine, transports[t]->name);
+            rc = r;
+        }
+    }
+    return rc;
+}
+
 void shmem_finalize(void)
 {
     gshmemi_state_t *st = &gshmemi_state;
 
     if (!st->initialized) return;
-    /* Nobody may touch a peer's heap once it starts unmapping. */
+    /* Nobody may touch a peer's heap once it starts unmapping: kernels done, and what they
+     * posted to the proxy delivered. */
     cudaDeviceSynchronize();
+    (void)gshmemi_transports_quiet("shmem_finalize");
     if (st->bs->barrier(st->bs) != GSHMEMI_OK) GSHMEMI_WARN("finalize", "the final barrier failed; tearing down anyway");
     release_all();
 }

@@ -24,6 +24,10 @@ cudaStream_t gshmemi_runtime_stream(void);
 /* The device state every module holds (policy knobs, the world team). */
 const gshmemi_device_state_t *gshmemi_runtime_dstate(void);
 
+/* Host side: what this PE's device code posted to a remote transport is complete (shmem_quiet,
+ * shmem_finalize); routine names the caller in errors. */
+int gshmemi_transports_quiet(const char *routine);
+
 /* runtime/team.c */
 /* The team's host descriptor, or NULL with a logged reason naming the routine. */
 const gshmemi_team_dev_t *gshmemi_team_lookup(shmem_team_t team, const char *routine);

@@ -61,6 +61,10 @@ typedef struct gshmemi_transport {
     /* A new chunk of this PE's heap (called from the heap's growth subscription; collective over the
      * PEs of this host, in the same order on each). */
     int (*register_chunk)(gshmemi_transport_ctx_t *ctx, const gshmemi_heap_chunk_t *chunk);
+    /* Host side: everything this PE's device code posted through the transport is complete at
+     * its target (shmem_quiet on the host, shmem_finalize); NULL when loads and stores need no
+     * more than the stream's completion (P2P). */
+    int (*quiet)(gshmemi_transport_ctx_t *ctx);
     /* Host-side progress of work in flight; NULL when the transport needs none (P2P). */
     int (*progress)(gshmemi_transport_ctx_t *ctx);
     /* Releases everything init/connect/register_chunk made; safe after a failed or partial init. */

@@ -353,6 +353,41 @@ static int proxy_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
     return GSHMEMI_OK;
 }
 
+/* Waits until the proxy has completed every request this PE's device code posted so far: the
+ * producers' ticket count (device memory, read on a private stream so that no running kernel is
+ * waited for) against the completion count. Bounded by GSHMEM_PEER_TIMEOUT. */
+static int proxy_quiet(gshmemi_transport_ctx_t *ctx)
+{
+    uint64_t posted = 0;
+    cudaStream_t s;
+    struct timespec t0, now;
+
+    if (!px.thread_started) return GSHMEMI_OK;
+    GSHMEMI_CUDACHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaError_t err = cudaMemcpyAsync(&posted, px.dmem, sizeof(posted), cudaMemcpyDeviceToHost, s);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+    if (err != cudaSuccess) {
+        GSHMEMI_ERROR("proxy", "reading the proxy's request count: %s", cudaGetErrorString(err));
+        return GSHMEMI_ERR_CUDA;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (*px.host.done < posted) {
+        if (*px.host.error) {
+            GSHMEMI_ERROR("proxy", "quiet: the proxy failed request %llu (logged above)", (unsigned long long)(*px.host.error - 1));
+            return GSHMEMI_ERR_REMOTE;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > ctx->peer_timeout) {
+            GSHMEMI_ERROR("proxy", "quiet: %llu of %llu requests complete after GSHMEM_PEER_TIMEOUT=%g s",
+                          (unsigned long long)*px.host.done, (unsigned long long)posted, ctx->peer_timeout);
+            return GSHMEMI_ERR_TIMEOUT;
+        }
+        sched_yield();
+    }
+    return GSHMEMI_OK;
+}
+
 static int proxy_register_chunk(gshmemi_transport_ctx_t *ctx, const gshmemi_heap_chunk_t *chunk)
 {
     (void)ctx;
@@ -421,6 +456,7 @@ const gshmemi_transport_t gshmemi_transport_proxy = {
     .init = proxy_init,
     .connect = proxy_connect,
     .register_chunk = proxy_register_chunk,
+    .quiet = proxy_quiet,
     .progress = NULL, /* the proxy thread makes progress */
     .finalize = proxy_finalize,
     .put = proxy_put,
