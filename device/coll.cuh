@@ -32,9 +32,46 @@ static __device__ __noinline__ void gshmemi_coll_remote_check(const gshmemi_team
     __trap();
 }
 
+/* Which members a compiled collective can reach. A kernel's register count is the most any
+ * function it may call needs, so the P2P forms whose registers are bounded (the grid forms, the
+ * on-stream kernels of P2P teams) carry no remote code at all; a team with remote members gets
+ * kernels of its own on a stream (collectives/coll.cu), and the thread/warp/block forms carry
+ * both. */
+enum { GSHMEMI_COLL_P2P_ONLY = 0, GSHMEMI_COLL_REMOTE_ONLY = 1, GSHMEMI_COLL_ANY_MEMBERS = 2 };
+
+/* A grid form called on a team with remote members. */
+static __device__ __noinline__ void gshmemi_coll_remote_refused(const gshmemi_team_dev_t &t)
+{
+    printf("gshmem: PE %d: a _grid collective on a team of %d with members reached through the proxy: not supported "
+           "(use the _on_stream form, or a thread/warp/block form)\n",
+           gshmemi_dstate.my_pe, t.size);
+    __trap();
+}
+
+/* A slice of a team with members reached through the proxy: SIMPLE with routed steps, or the
+ * routed pushes of collect and alltoalls. */
+template <int OP, typename T>
+GSHMEMI_DEV void gshmemi_coll_remote_slice(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, int nslices,
+                                           unsigned tid, unsigned nt, int scope)
+{
+    gshmemi_coll_remote_check(t, a.kind);
+    if (a.kind == GSHMEMI_COLL_COLLECT || a.kind == GSHMEMI_COLL_ALLTOALLS) {
+        if (slice == 0) gshmemi_remote_slice(t, a, tid, nt, scope);
+        return;
+    }
+    gshmemi_simple_slice<true>(t, a.nelems * a.es, slice, nslices, tid, nt, scope, gshmemi_exchange<OP, T>{t, a});
+}
+
+template <int OP, typename T>
+static __device__ __noinline__ void gshmemi_coll_remote_slice_call(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a,
+                                                                  int slice, int nslices, unsigned tid, unsigned nt, int scope)
+{
+    gshmemi_coll_remote_slice<OP, T>(t, a, slice, nslices, tid, nt, scope);
+}
+
 /* One slice of a collective. Every member runs the same slices with the same arguments.
  * OWN_KERNEL: called by the on-stream kernel (collectives/coll.cu), not from a user's kernel. */
-template <int OP, typename T, bool OWN_KERNEL = false>
+template <int OP, typename T, bool OWN_KERNEL = false, int REACH = GSHMEMI_COLL_ANY_MEMBERS>
 GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, int nslices,
                                     unsigned tid, unsigned nt, int scope)
 {
@@ -52,15 +89,19 @@ GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_c
         return;
     }
     const size_t blk = a.nelems * a.es;
-    if (t.has_remote) {
-        gshmemi_coll_remote_check(t, a.kind);
-        if (a.kind == GSHMEMI_COLL_COLLECT || a.kind == GSHMEMI_COLL_ALLTOALLS) {
-            if (slice == 0) gshmemi_remote_slice(t, a, tid, nt, scope);
+    if constexpr (REACH == GSHMEMI_COLL_REMOTE_ONLY) {
+        gshmemi_coll_remote_slice<OP, T>(t, a, slice, nslices, tid, nt, scope);
+        return;
+    } else if constexpr (REACH == GSHMEMI_COLL_ANY_MEMBERS) {
+        if (t.has_remote) {
+            gshmemi_coll_remote_slice_call<OP, T>(t, a, slice, nslices, tid, nt, scope);
             return;
         }
+    } else if (t.has_remote) {
+        gshmemi_coll_remote_refused(t);
     }
     if (a.proto == GSHMEMI_PROTO_SIMPLE) {
-        gshmemi_simple_slice(t, blk, slice, nslices, tid, nt, scope, gshmemi_exchange<OP, T>{t, a});
+        gshmemi_simple_slice<false>(t, blk, slice, nslices, tid, nt, scope, gshmemi_exchange<OP, T>{t, a});
         return;
     }
     if (a.proto == GSHMEMI_PROTO_LL128) {
@@ -118,7 +159,7 @@ template <int OP, typename T> GSHMEMI_DEV int gshmemi_coll_grid(shmem_team_t tea
     const int slices = (int)(ctas < most ? ctas : most);
     __syncthreads();
     if ((int)cta < slices)
-        gshmemi_coll_slice<OP, T>(t, a, (int)cta, slices, gshmemi_scope_tid(GSHMEMI_SCOPE_BLOCK),
+        gshmemi_coll_slice<OP, T, false, GSHMEMI_COLL_P2P_ONLY>(t, a, (int)cta, slices, gshmemi_scope_tid(GSHMEMI_SCOPE_BLOCK),
                                   gshmemi_scope_size(GSHMEMI_SCOPE_BLOCK), GSHMEMI_SCOPE_BLOCK);
     cooperative_groups::this_grid().sync();
     return 0;

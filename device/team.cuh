@@ -48,7 +48,11 @@ GSHMEMI_DEV uint64_t gshmemi_team_next_seq(const gshmemi_team_dev_t &t, int slic
  * store that happens before it ahead of the flag, the group's other threads' stores included
  * since the group met at the scope sync first (causality is transitive: bar.sync, then the
  * release). Only the signalling lanes pay for the fence; a fence in every thread of a
- * 512-thread CTA costs far more. */
+ * 512-thread CTA costs far more.
+ * ROUTED = false: every member is a P2P peer (the collectives of such a team): the code of the
+ * remote members (a quiet of the proxy first, flags through it) is not compiled in, so the P2P
+ * collectives keep their registers. */
+template <bool ROUTED = true>
 GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int slice, unsigned tid, unsigned nt, int scope,
                                             bool ordered = true)
 {
@@ -59,7 +63,7 @@ GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int sli
 
     gshmemi_scope_sync(scope);
     /* what went through the proxy is not covered by the release below: complete it first */
-    if (ordered && gshmemi_proxy_on()) {
+    if (ROUTED && ordered && gshmemi_proxy_on()) {
         if (tid == 0) gshmemi_proxy_quiet("team barrier");
         gshmemi_scope_sync(scope);
     }
@@ -72,7 +76,7 @@ GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int sli
             uint64_t *f = (uint64_t *)gshmemi_peer_ptr_raw(flags + word + j - 1, gshmemi_team_pe(t, to));
             /* remote: this PE is the word's only writer and the count is the same on every
              * member, so the increment is a store of the new count (no atomic at the target) */
-            if (!f) gshmemi_proxy_p(flags + word + j - 1, *(volatile uint64_t *)count + 1, sizeof(uint64_t), gshmemi_team_pe(t, to), "team sync");
+            if (ROUTED && !f) gshmemi_proxy_p(flags + word + j - 1, *(volatile uint64_t *)count + 1, sizeof(uint64_t), gshmemi_team_pe(t, to), "team sync");
             else if (ordered) gshmemi_red_release_inc_u64(f);
             else gshmemi_red_relaxed_inc_u64(f);
         }

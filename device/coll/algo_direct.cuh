@@ -27,7 +27,7 @@ GSHMEMI_DEV void gshmemi_push_reduce(const gshmemi_team_dev_t &t, const gshmemi_
     gshmemi_slice_range(phi - plo, 16, slice, nslices, &lo, &hi);
     gshmemi_copy((char *)gshmemi_peer_ptr_raw(a.dest, peer) + plo + lo, (const char *)a.src + plo + lo, hi - lo, tid, nt);
     gshmemi_scope_sync(scope);
-    gshmemi_team_barrier_slice(t, slice, tid, nt, scope, true);
+    gshmemi_team_barrier_slice<false>(t, slice, tid, nt, scope, true);
     gshmemi_slice_range(blk, 16, me, 2, &plo, &phi);
     gshmemi_slice_range(phi - plo, 16, slice, nslices, &lo, &hi);
     const char *mine = (const char *)a.src + plo + lo;
@@ -126,10 +126,10 @@ GSHMEMI_DEV void gshmemi_direct_slice(const gshmemi_team_dev_t &t, const gshmemi
     const bool pushes = push || (OP != GSHMEMI_OP_NONE && a.kind == GSHMEMI_COLL_REDUCE &&
                                  !gshmemi_reduce_oneshot(&gshmemi_dstate, t.size, &a));
     /* collect's count word is written just above: its signal must carry it */
-    gshmemi_team_barrier_slice(t, slice, tid, nt, scope, !OWN_KERNEL || a.kind == GSHMEMI_COLL_COLLECT);
+    gshmemi_team_barrier_slice<false>(t, slice, tid, nt, scope, !OWN_KERNEL || a.kind == GSHMEMI_COLL_COLLECT);
     gshmemi_direct_body<OP, T, OWN_KERNEL>(t, a, slice, nslices, tid, nt, scope, push);
     gshmemi_scope_sync(scope);
-    gshmemi_team_barrier_slice(t, slice, tid, nt, scope, pushes);
+    gshmemi_team_barrier_slice<false>(t, slice, tid, nt, scope, pushes);
 }
 
 #endif

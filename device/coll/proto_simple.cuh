@@ -21,6 +21,7 @@ GSHMEMI_DEV char *gshmemi_simple_slot(const gshmemi_team_dev_t &t, uint64_t step
 /* Writes `step` into this PE's word of `words` ([slice][member], symmetric) on every other
  * member: a data flag (a release: the chunk's stores come first) or a credit (relaxed). To a
  * member reached through the proxy a flag went with its data (send) and a credit is a p. */
+template <bool ROUTED>
 GSHMEMI_DEV void gshmemi_simple_tell(const gshmemi_team_dev_t &t, uint64_t *words, int slice, uint64_t step, bool release,
                                      unsigned tid, unsigned nt)
 {
@@ -29,15 +30,16 @@ GSHMEMI_DEV void gshmemi_simple_tell(const gshmemi_team_dev_t &t, uint64_t *word
         uint64_t *sym = words + (size_t)slice * n + me;
         const int pe = gshmemi_team_pe(t, (me + i) % n);
         uint64_t *w = (uint64_t *)gshmemi_peer_ptr_raw(sym, pe);
-        if (!w) {
+        if (ROUTED && !w) {
             if (!release) gshmemi_proxy_p(sym, step, sizeof(uint64_t), pe, "SIMPLE collective (credit)");
         } else if (release) gshmemi_st_release_u64(w, step);
         else gshmemi_st_relaxed_u64(w, step);
     }
 }
 
-/* One step of a slice: its chunk at byte `off` of every block, `len` bytes. */
-struct gshmemi_simple {
+/* One step of a slice: its chunk at byte `off` of every block, `len` bytes. ROUTED: some member
+ * is reached through the proxy (a team with remote members); false compiles the P2P steps only. */
+template <bool ROUTED> struct gshmemi_simple {
     typedef const char *word;
     struct unit {
     };
@@ -63,13 +65,13 @@ struct gshmemi_simple {
         for (int i = 1; i < n; i++) {
             int to = (me + i) % n;
             char *slot = gshmemi_simple_slot(t, step, slice, me), *d = (char *)gshmemi_peer_ptr_raw(slot, gshmemi_team_pe(t, to));
-            if (d) gshmemi_copy(d, chunk_for(to), len, tid, nt);
+            if (!ROUTED || d) gshmemi_copy(d, chunk_for(to), len, tid, nt);
             else if (tid == (unsigned)i % nt) /* one request carries the chunk and, after it, the flag */
                 gshmemi_proxy_put_signal(slot, chunk_for(to), len, t.simple_flags + (size_t)slice * n + me, step, SHMEM_SIGNAL_SET,
                                          gshmemi_team_pe(t, to), 0, "SIMPLE collective");
         }
         gshmemi_scope_sync(scope);
-        gshmemi_simple_tell(t, t.simple_flags, slice, step, true, tid, nt);
+        gshmemi_simple_tell<ROUTED>(t, t.simple_flags, slice, step, true, tid, nt);
     }
     /* Wait for the senders' flags (only the root's for a broadcast), reduce or copy out of the
      * slots, credit every member (all of them, so credits advance alike whoever sent: a
@@ -89,7 +91,7 @@ struct gshmemi_simple {
         /* the slots' loads have returned (their values are stored) once the group has met: a
          * relaxed credit is enough */
         gshmemi_scope_sync(scope);
-        gshmemi_simple_tell(t, t.simple_credit, slice, step, false, tid, nt);
+        gshmemi_simple_tell<ROUTED>(t, t.simple_credit, slice, step, false, tid, nt);
     }
     GSHMEMI_DEVM word own(const unit &, const char *p) const { return p; }
     GSHMEMI_DEVM word from(const unit &, int i) const { return gshmemi_simple_slot(t, step, slice, i); }
@@ -101,7 +103,7 @@ struct gshmemi_simple {
 };
 
 /* Every chunk of this slice ([slice + j * nslices] * CHUNK), sends one step ahead of receives. */
-template <typename Algo>
+template <bool ROUTED, typename Algo>
 GSHMEMI_DEV void gshmemi_simple_slice(const gshmemi_team_dev_t &t, size_t blk, int slice, int nslices, unsigned tid,
                                       unsigned nt, int scope, const Algo &algo)
 {
@@ -111,7 +113,7 @@ GSHMEMI_DEV void gshmemi_simple_slice(const gshmemi_team_dev_t &t, size_t blk, i
     const uint64_t base = *(volatile uint64_t *)(t.simple_steps + slice);
     auto step = [&](uint64_t s, uint64_t j) { /* step number s carries chunk j */
         const size_t off = first + j * stride;
-        return gshmemi_simple{t, slice, scope, s, off, blk - off < GSHMEMI_SIMPLE_CHUNK ? blk - off : GSHMEMI_SIMPLE_CHUNK, tid, nt};
+        return gshmemi_simple<ROUTED>{t, slice, scope, s, off, blk - off < GSHMEMI_SIMPLE_CHUNK ? blk - off : GSHMEMI_SIMPLE_CHUNK, tid, nt};
     };
     for (uint64_t j = 0; j <= steps; j++) {
         if (j < steps) algo.send(step(base + j + 1, j));

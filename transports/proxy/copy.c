@@ -34,6 +34,10 @@ static int copy_open(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **out
         return GSHMEMI_ERR_NOMEM;
     }
     *out = be;
+    if (gshmemi_copy_kernels_load() != cudaSuccess) {
+        GSHMEMI_ERROR("proxy", "copy backend: loading its kernels failed: %s", cudaGetErrorString(cudaGetLastError()));
+        return GSHMEMI_ERR_CUDA;
+    }
     return GSHMEMI_OK;
 }
 
@@ -57,7 +61,10 @@ static int copy_register_chunk(gshmemi_proxy_backend_t *be, const gshmemi_heap_c
 
 static cudaStream_t stream_of(gshmemi_proxy_backend_t *be, int pe)
 {
-    if (!be->stream[pe] && cudaStreamCreateWithFlags(&be->stream[pe], cudaStreamNonBlocking) != cudaSuccess) {
+    int least = 0, greatest = 0;
+    /* the highest priority: a request's copy or atomic goes ahead of the application's queued work */
+    if (!be->stream[pe] && (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess ||
+                            cudaStreamCreateWithPriority(&be->stream[pe], cudaStreamNonBlocking, greatest) != cudaSuccess)) {
         be->stream[pe] = NULL;
         return NULL;
     }

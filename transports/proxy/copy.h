@@ -11,6 +11,7 @@ extern "C" {
 #endif
 
 int gshmemi_copy_store(void *addr, uint64_t value, int width, cudaStream_t stream);
+int gshmemi_copy_kernels_load(void);
 int gshmemi_copy_amo(void *word, int op, uint64_t value, uint64_t cond, int width, uint64_t *out, cudaStream_t stream);
 
 #ifdef __cplusplus

@@ -35,3 +35,14 @@ extern "C" int gshmemi_copy_amo(void *word, int op, uint64_t value, uint64_t con
     copy_amo_kernel<<<1, 1, 0, stream>>>(word, op, value, cond, width, out);
     return (int)cudaGetLastError();
 }
+
+/* Loads both kernels now: with CUDA's lazy loading a kernel is loaded at its first launch, and
+ * loading may wait for the kernels already running, which here are the ones spinning until the
+ * proxy's first atomic lands. */
+extern "C" int gshmemi_copy_kernels_load(void)
+{
+    cudaFuncAttributes attr;
+    cudaError_t err = cudaFuncGetAttributes(&attr, copy_store_kernel);
+    if (err == cudaSuccess) err = cudaFuncGetAttributes(&attr, copy_amo_kernel);
+    return (int)err;
+}
