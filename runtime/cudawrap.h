@@ -35,6 +35,7 @@ extern "C" {
     X(cuMemExportToShareableHandle)                                                               \
     X(cuMemImportFromShareableHandle)                                                             \
     X(cuMemGetHandleForAddressRange)                                                              \
+    X(cuMemGetAddressRange)                                                                       \
     X(cuStreamWriteValue32)                                                                       \
     X(cuStreamWriteValue64)
 

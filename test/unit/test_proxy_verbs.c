@@ -1,0 +1,377 @@
+/* The proxy's verbs backend on a host without an RDMA device: open's refusals and their messages
+ * (read back from stderr), GSHMEM_IB_DEVICE's parsing, and the pure parts (blob, key lookup
+ * across chunks, the CAS-loop step, the error-completion message). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <cmocka.h>
+
+#include "runtime/env.h"
+#include "runtime/log.h"
+#include "transports/proxy/backend.h"
+#include "transports/proxy/verbs.h"
+
+/* The backend reaches the driver only through these; no test here gets that far. */
+gshmemi_driver_t gshmemi_cu;
+const char *gshmemi_cu_errstr(CUresult res)
+{
+    (void)res;
+    return "no driver in this test";
+}
+
+/* ---- stderr capture */
+static char captured[8192];
+static int saved_fd = -1;
+static FILE *cap_file;
+
+static void capture_begin(void)
+{
+    fflush(stderr);
+    cap_file = tmpfile();
+    assert_non_null(cap_file);
+    saved_fd = dup(2);
+    assert_true(saved_fd >= 0);
+    assert_true(dup2(fileno(cap_file), 2) >= 0);
+}
+
+static const char *capture_end(void)
+{
+    size_t n;
+    fflush(stderr);
+    assert_true(dup2(saved_fd, 2) >= 0);
+    close(saved_fd);
+    rewind(cap_file);
+    n = fread(captured, 1, sizeof(captured) - 1, cap_file);
+    captured[n] = '\0';
+    fclose(cap_file);
+    fprintf(stderr, "[captured] %s", captured); /* shown in the test log */
+    return captured;
+}
+
+/* ---- the environment, through the real table */
+static const char *env_ib_device;
+static const char *fake_get(const char *name)
+{
+    if (strcmp(name, "GSHMEM_IB_DEVICE") == 0) return env_ib_device;
+    return NULL;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    env_ib_device = NULL;
+    gshmemi_log_level = GSHMEMI_LOG_INFO;
+    gshmemi_verbs_set_library_for_test(NULL);
+    return 0;
+}
+
+static int open_with(const char *ib_device, gshmemi_proxy_backend_t **be, const char **log)
+{
+    gshmemi_transport_ctx_t ctx;
+    unsigned char blob[GSHMEMI_VERBS_BLOB_SIZE];
+    int rc;
+
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.my_pe = 0;
+    ctx.n_pes = 1;
+    ctx.peer_timeout = 1.0;
+    env_ib_device = ib_device;
+    assert_int_equal(gshmemi_env_load(fake_get, &gshmemi_env), GSHMEMI_OK);
+    *be = (gshmemi_proxy_backend_t *)&ctx; /* open must overwrite it */
+    capture_begin();
+    rc = gshmemi_proxy_backend_verbs.open(&ctx, be, blob);
+    *log = capture_end();
+    return rc;
+}
+
+/* an RDMA device is present here (a host with a NIC): the no-device cases cannot be shown */
+static int have_rdma_device(void)
+{
+    DIR *d = opendir("/sys/class/infiniband");
+    struct dirent *e;
+    int n = 0;
+    if (!d) return 0;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') n++;
+    closedir(d);
+    return n > 0;
+}
+
+static void test_no_device(void **state)
+{
+    gshmemi_proxy_backend_t *be;
+    const char *log;
+    (void)state;
+    if (have_rdma_device()) skip();
+    assert_int_equal(open_with(NULL, &be, &log), GSHMEMI_ERR_UNSUPPORTED);
+    assert_null(be);
+    assert_non_null(strstr(log, "INFO verbs: no RDMA device on this host"));
+    assert_null(strstr(log, "ERROR"));
+    gshmemi_proxy_backend_verbs.close(be); /* NULL: nothing */
+
+    /* the reason is info only: at the default level (warn) the fallback is silent */
+    gshmemi_log_level = GSHMEMI_LOG_WARN;
+    assert_int_equal(open_with("", &be, &log), GSHMEMI_ERR_UNSUPPORTED);
+    assert_null(strstr(log, "gshmem"));
+}
+
+static void test_named_device_missing(void **state)
+{
+    gshmemi_proxy_backend_t *be;
+    const char *log;
+    (void)state;
+    gshmemi_log_level = GSHMEMI_LOG_WARN; /* an error whatever the level */
+    assert_int_equal(open_with("mlx5_9", &be, &log), GSHMEMI_ERR_INVALID);
+    assert_null(be);
+    assert_non_null(strstr(log, "ERROR verbs: GSHMEM_IB_DEVICE=mlx5_9: no such RDMA device on this host (devices present: "));
+    if (!have_rdma_device()) assert_non_null(strstr(log, "devices present: none"));
+    /* with a port too */
+    assert_int_equal(open_with("mlx5_9:2", &be, &log), GSHMEMI_ERR_INVALID);
+    assert_non_null(strstr(log, "GSHMEM_IB_DEVICE=mlx5_9:2: no such RDMA device"));
+}
+
+static void test_bad_port_text(void **state)
+{
+    static const char *bad[] = {"mlx5_0:", "mlx5_0:x", "mlx5_0:0", "mlx5_0:256", "mlx5_0:1x", ":1", "mlx5_0:-1",
+                                "mlx5_0:+1", "mlx 0", "mlx5_0:99999999999999999999"};
+    gshmemi_proxy_backend_t *be;
+    const char *log;
+    char want[128];
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(open_with(bad[i], &be, &log), GSHMEMI_ERR_INVALID);
+        assert_null(be);
+        snprintf(want, sizeof(want), "ERROR verbs: GSHMEM_IB_DEVICE=%s: ", bad[i]);
+        assert_non_null(strstr(log, want));
+    }
+    /* a name longer than a device name can be */
+    {
+        char longname[100];
+        memset(longname, 'm', sizeof(longname) - 1);
+        longname[sizeof(longname) - 1] = '\0';
+        assert_int_equal(open_with(longname, &be, &log), GSHMEMI_ERR_INVALID);
+        assert_non_null(strstr(log, "expected a device name of 1 to 63 characters"));
+    }
+}
+
+static void test_parse_device(void **state)
+{
+    char name[64];
+    int port = -1;
+    (void)state;
+    assert_int_equal(gshmemi_verbs_parse_device("mlx5_0:1", name, sizeof(name), &port), GSHMEMI_OK);
+    assert_string_equal(name, "mlx5_0");
+    assert_int_equal(port, 1);
+    assert_int_equal(gshmemi_verbs_parse_device("mlx5_10:255", name, sizeof(name), &port), GSHMEMI_OK);
+    assert_string_equal(name, "mlx5_10");
+    assert_int_equal(port, 255);
+    assert_int_equal(gshmemi_verbs_parse_device("rocep1s0f0", name, sizeof(name), &port), GSHMEMI_OK);
+    assert_string_equal(name, "rocep1s0f0");
+    assert_int_equal(port, 0);
+    assert_int_equal(gshmemi_verbs_parse_device(NULL, name, sizeof(name), &port), GSHMEMI_OK);
+    assert_string_equal(name, "");
+    assert_int_equal(port, 0);
+}
+
+static void test_library_missing(void **state)
+{
+    gshmemi_proxy_backend_t *be;
+    const char *log;
+    (void)state;
+    gshmemi_verbs_set_library_for_test("libibverbs-gshmem-test-missing.so.1");
+    assert_int_equal(open_with(NULL, &be, &log), GSHMEMI_ERR_UNSUPPORTED);
+    assert_null(be);
+    assert_non_null(strstr(log, "INFO verbs: libibverbs-gshmem-test-missing.so.1 is missing ("));
+    assert_non_null(strstr(log, "no verbs backend on this host"));
+    assert_null(strstr(log, "ERROR"));
+    /* a named device cannot be checked without the library: still unsupported, not a crash */
+    assert_int_equal(open_with("mlx5_0", &be, &log), GSHMEMI_ERR_UNSUPPORTED);
+    /* bad text is refused before the library is looked for */
+    assert_int_equal(open_with("mlx5_0:q", &be, &log), GSHMEMI_ERR_INVALID);
+    gshmemi_verbs_set_library_for_test(NULL);
+}
+
+static void test_cqe_message(void **state)
+{
+    char buf[256];
+    (void)state;
+    assert_string_equal(gshmemi_verbs_cqe_message(buf, sizeof(buf), GSHMEMI_VERBS_OP_WRITE, 3, "remote access error",
+                                                  10, 0x88),
+                        "RDMA WRITE to PE 3 failed: remote access error (status 10, vendor error 0x88)");
+    assert_string_equal(gshmemi_verbs_cqe_message(buf, sizeof(buf), GSHMEMI_VERBS_OP_READ, 0,
+                                                  "transport retry counter exceeded", 12, 0x81),
+                        "RDMA READ from PE 0 failed: transport retry counter exceeded (status 12, vendor error 0x81)");
+    assert_string_equal(gshmemi_verbs_cqe_message(buf, sizeof(buf), GSHMEMI_VERBS_OP_CMP_SWAP, 7,
+                                                  "remote invalid request error", 9, 0),
+                        "ATOMIC CMP_SWAP on PE 7 failed: remote invalid request error (status 9, vendor error 0x0)");
+    assert_string_equal(gshmemi_verbs_cqe_message(buf, sizeof(buf), GSHMEMI_VERBS_OP_FETCH_ADD, 1, NULL, 4, 0x32),
+                        "ATOMIC FETCH_ADD on PE 1 failed: unknown status (status 4, vendor error 0x32)");
+    assert_string_equal(gshmemi_verbs_cqe_message(buf, sizeof(buf), GSHMEMI_VERBS_OP_WRITE_INLINE, 2, "x", 1, 0),
+                        "RDMA WRITE (inline value) to PE 2 failed: x (status 1, vendor error 0x0)");
+    /* truncated, still terminated */
+    assert_int_equal(strlen(gshmemi_verbs_cqe_message(buf, 12, GSHMEMI_VERBS_OP_WRITE, 3, "y", 1, 0)), 11);
+}
+
+static void test_blob(void **state)
+{
+    gshmemi_verbs_blob_t in, out;
+    unsigned char bytes[GSHMEMI_VERBS_BLOB_SIZE];
+    const char *log;
+    (void)state;
+    memset(&in, 0, sizeof(in));
+    in.magic = GSHMEMI_VERBS_BLOB_MAGIC;
+    in.psn = 0x1234;
+    in.lid = 77;
+    in.port = 2;
+    in.mtu = 5; /* IBV_MTU_4096 */
+    in.link_layer = 2;
+    for (int i = 0; i < 16; i++) in.gid[i] = (uint8_t)(0xf0 + i);
+    gshmemi_verbs_blob_pack(&in, bytes);
+    memset(&out, 0, sizeof(out));
+    assert_int_equal(gshmemi_verbs_blob_unpack(bytes, 4, &out), GSHMEMI_OK);
+    assert_int_equal(out.psn, 0x1234);
+    assert_int_equal(out.lid, 77);
+    assert_int_equal(out.port, 2);
+    assert_int_equal(out.mtu, 5);
+    assert_int_equal(out.link_layer, 2);
+    assert_memory_equal(out.gid, in.gid, 16);
+    assert_int_equal(gshmemi_proxy_backend_verbs.blob_size, sizeof(gshmemi_verbs_blob_t));
+
+    /* a PE whose backend did not open publishes zeros */
+    memset(bytes, 0, sizeof(bytes));
+    capture_begin();
+    assert_int_equal(gshmemi_verbs_blob_unpack(bytes, 5, &out), GSHMEMI_ERR_INVALID);
+    log = capture_end();
+    assert_non_null(strstr(log, "PE 5 published no verbs address"));
+    in.port = 0;
+    gshmemi_verbs_blob_pack(&in, bytes);
+    capture_begin();
+    assert_int_equal(gshmemi_verbs_blob_unpack(bytes, 6, &out), GSHMEMI_ERR_INVALID);
+    log = capture_end();
+    assert_non_null(strstr(log, "PE 6 published a malformed verbs address (port 0"));
+}
+
+static void test_rkey_lookup(void **state)
+{
+    /* 3 PEs, 3 chunks; PE 1 has another layout (a 2 MiB chunk where the others have 1 MiB), PE 2
+     * did not register the third chunk */
+    enum { N = 3, C = 3, MiB = 1 << 20 };
+    gshmemi_verbs_rkey_t t[C * N];
+    uint64_t raddr, avail;
+    uint32_t rkey;
+    (void)state;
+    memset(t, 0, sizeof(t));
+    for (int pe = 0; pe < N; pe++) {
+        uint64_t base = 0x7f0000000000ull + (uint64_t)pe * 0x100000000ull;
+        uint64_t off = 0;
+        for (int c = 0; c < C; c++) {
+            gshmemi_verbs_rkey_t *k = &t[c * N + pe];
+            uint64_t size = (pe == 1 && c == 1) ? 2 * MiB : MiB;
+            if (pe == 2 && c == 2) continue;
+            k->offset = off;
+            k->size = size;
+            k->addr = base + off;
+            k->rkey = 1000u * (pe + 1) + c;
+            off += size;
+        }
+    }
+    assert_int_equal(gshmemi_verbs_rkey_lookup(t, C, N, 0, 0, &raddr, &rkey, &avail), GSHMEMI_OK);
+    assert_int_equal(raddr, 0x7f0000000000ull);
+    assert_int_equal(rkey, 1000);
+    assert_int_equal(avail, MiB);
+    /* the last byte of PE 0's first chunk, then the first of its second */
+    assert_int_equal(gshmemi_verbs_rkey_lookup(t, C, N, 0, MiB - 1, &raddr, &rkey, &avail), GSHMEMI_OK);
+    assert_int_equal(rkey, 1000);
+    assert_int_equal(avail, 1);
+    assert_int_equal(gshmemi_verbs_rkey_lookup(t, C, N, 0, MiB, &raddr, &rkey, &avail), GSHMEMI_OK);
+    assert_int_equal(rkey, 1001);
+    assert_int_equal(raddr, 0x7f0000000000ull + MiB);
+    /* PE 1's 2 MiB second chunk holds offset 2.5 MiB; its third starts at 3 MiB */
+    assert_int_equal(gshmemi_verbs_rkey_lookup(t, C, N, 1, 2 * MiB + MiB / 2, &raddr, &rkey, &avail), GSHMEMI_OK);
+    assert_int_equal(rkey, 2001);
+    assert_int_equal(raddr, 0x7f0100000000ull + 2 * MiB + MiB / 2);
+    assert_int_equal(avail, MiB / 2);
+    assert_int_equal(gshmemi_verbs_rkey_lookup(t, C, N, 1, 3 * MiB + 8, &raddr, &rkey, &avail), GSHMEMI_OK);
+    assert_int_equal(rkey, 2002);
+    assert_int_equal(avail, MiB - 8);
+    /* PE 0's heap ends at 3 MiB; PE 2's at 2 MiB (its third entry is empty) */
+    assert_int_equal(gshmemi_verbs_rkey_lookup(t, C, N, 0, 3 * MiB, &raddr, &rkey, &avail), GSHMEMI_ERR_INVALID);
+    assert_int_equal(gshmemi_verbs_rkey_lookup(t, C, N, 2, 2 * MiB, &raddr, &rkey, &avail), GSHMEMI_ERR_INVALID);
+    assert_int_equal(gshmemi_verbs_rkey_lookup(t, C, N, 2, 2 * MiB - 1, &raddr, &rkey, &avail), GSHMEMI_OK);
+    assert_int_equal(rkey, 3001);
+    /* PEs out of range; no chunks yet */
+    assert_int_equal(gshmemi_verbs_rkey_lookup(t, C, N, 3, 0, &raddr, &rkey, &avail), GSHMEMI_ERR_INVALID);
+    assert_int_equal(gshmemi_verbs_rkey_lookup(t, C, N, -1, 0, &raddr, &rkey, &avail), GSHMEMI_ERR_INVALID);
+    assert_int_equal(gshmemi_verbs_rkey_lookup(t, 0, N, 0, 0, &raddr, &rkey, &avail), GSHMEMI_ERR_INVALID);
+}
+
+static void test_region_find(void **state)
+{
+    gshmemi_verbs_region_t r[3] = {
+        {0x10000, 0x1000, 11, NULL}, {0x20000, 0x4000, 22, NULL}, {0x11000, 0x1000, 33, NULL}};
+    size_t avail = 0;
+    (void)state;
+    assert_int_equal(gshmemi_verbs_region_find(r, 3, (void *)0x10000, &avail), 0);
+    assert_int_equal(avail, 0x1000);
+    assert_int_equal(gshmemi_verbs_region_find(r, 3, (void *)0x10fff, &avail), 0);
+    assert_int_equal(avail, 1);
+    assert_int_equal(gshmemi_verbs_region_find(r, 3, (void *)0x11000, &avail), 2);
+    assert_int_equal(gshmemi_verbs_region_find(r, 3, (void *)0x23000, &avail), 1);
+    assert_int_equal(avail, 0x1000);
+    assert_int_equal(gshmemi_verbs_region_find(r, 3, (void *)0x24000, &avail), -1);
+    assert_int_equal(gshmemi_verbs_region_find(r, 3, (void *)0xffff, &avail), -1);
+    assert_int_equal(gshmemi_verbs_region_find(r, 0, (void *)0x10000, &avail), -1);
+}
+
+static void test_amo_apply(void **state)
+{
+    const uint64_t w = 0x11223344aabbccddull;
+    (void)state;
+    /* 8-byte */
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_SET, 8, 0, w, 5, 0), 5);
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_SWAP, 8, 0, w, 6, 0), 6);
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_FETCH, 8, 0, w, 6, 0), w);
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_AND, 8, 0, w, 0xff, 0), 0xdd);
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_FETCH_OR, 8, 0, 0x10, 0x01, 0), 0x11);
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_XOR, 8, 0, w, w, 0), 0);
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_CSWAP, 8, 0, 7, 9, 7), 9);
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_CSWAP, 8, 0, 7, 9, 8), 7);
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_ADD, 8, 0, ~0ull, 2, 0), 1);
+    /* 4-byte, low half: the high half untouched, an add wraps in 32 bits without carrying */
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_SET, 4, 0, w, 0x01020304, 0), 0x1122334401020304ull);
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_ADD, 4, 0, 0x00000005ffffffffull, 2, 0),
+                     0x0000000500000001ull);
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_FETCH_ADD, 4, 0, w, 1, 0), 0x11223344aabbccdeull);
+    /* 4-byte, high half */
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_SET, 4, 32, w, 0x01020304, 0), 0x01020304aabbccddull);
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_ADD, 4, 32, 0xffffffff00000007ull, 1, 0), 7);
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_CSWAP, 4, 32, w, 0xabc, 0x11223344), 0x00000abcaabbccddull);
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_CSWAP, 4, 32, w, 0xabc, 0xaabbccdd), w);
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_OR, 4, 32, 0, 0x80000000u, 0), 0x8000000000000000ull);
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_FETCH_XOR, 4, 32, w, 0xffffffffu, 0), 0xeeddccbbaabbccddull);
+    assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_FETCH, 4, 32, w, 0, 0), w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_no_device, setup),
+        cmocka_unit_test_setup(test_named_device_missing, setup),
+        cmocka_unit_test_setup(test_bad_port_text, setup),
+        cmocka_unit_test_setup(test_parse_device, setup),
+        cmocka_unit_test_setup(test_library_missing, setup),
+        cmocka_unit_test_setup(test_cqe_message, setup),
+        cmocka_unit_test_setup(test_blob, setup),
+        cmocka_unit_test_setup(test_rkey_lookup, setup),
+        cmocka_unit_test_setup(test_region_find, setup),
+        cmocka_unit_test_setup(test_amo_apply, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
