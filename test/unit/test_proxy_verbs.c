@@ -1,6 +1,7 @@
 /* The proxy's verbs backend on a host without an RDMA device: open's refusals and their messages
- * (read back from stderr), GSHMEM_IB_DEVICE's parsing, and the pure parts (blob, key lookup
- * across chunks, the CAS-loop step, the error-completion message). */
+ * (read back from stderr), GSHMEM_IB_DEVICE's parsing, the pure parts (blob, key lookup across
+ * chunks, the CAS-loop step, the error-completion message), and every operation against a fake
+ * libibverbs (fake_ibverbs.c) whose QPs act on this process's memory. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <dlfcn.h>
+#include <infiniband/verbs.h>
 #include <cmocka.h>
 
 #include "runtime/env.h"
@@ -359,6 +362,190 @@ static void test_amo_apply(void **state)
     assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_FETCH, 4, 32, w, 0, 0), w);
 }
 
+
+/* ---- against test/unit/fake_ibverbs.c: a device whose QPs act on this process's memory, and a
+ * bootstrap of 2 PEs where PE 1 mirrors PE 0, so PE 1's heap is PE 0's own */
+static int mirror_allgather(gshmemi_bootstrap_t *bs, void *buf, size_t len)
+{
+    (void)bs;
+    memcpy((char *)buf + len, buf, len);
+    if (len == 2 * sizeof(uint32_t)) {
+        /* the QP numbers: PE 1's QP for PE 0 is the one PE 0 made for PE 1 (a loopback) */
+        uint32_t *q = buf;
+        q[2] = q[1];
+        q[3] = 0;
+    }
+    return GSHMEMI_OK;
+}
+
+static void *fake_sym(const char *name)
+{
+    void *h = dlopen(FAKE_IBVERBS, RTLD_NOW | RTLD_NOLOAD), *f;
+    assert_non_null(h);
+    f = dlsym(h, name);
+    assert_non_null(f);
+    dlclose(h);
+    return f;
+}
+
+static void test_fake_refusals(void **state)
+{
+    gshmemi_proxy_backend_t *be;
+    const char *log;
+    (void)state;
+    gshmemi_verbs_set_library_for_test(FAKE_IBVERBS);
+    assert_int_equal(open_with("mlx5_9", &be, &log), GSHMEMI_ERR_INVALID);
+    assert_non_null(strstr(log, "GSHMEM_IB_DEVICE=mlx5_9: no such RDMA device on this host (devices present: fake_0)"));
+    assert_int_equal(open_with("fake_0:2", &be, &log), GSHMEMI_ERR_SYSTEM);
+    assert_non_null(strstr(log, "GSHMEM_IB_DEVICE=fake_0:2: no usable port (fake_0 port 2 DOWN)"));
+    assert_int_equal(open_with("fake_0:3", &be, &log), GSHMEMI_ERR_SYSTEM);
+    assert_non_null(strstr(log, "fake_0 has 2 port(s), no port 3"));
+    assert_null(be);
+    /* every failed open released what it made */
+    assert_int_equal(((int (*)(void))fake_sym("fake_ibv_live"))(), 0);
+    gshmemi_verbs_set_library_for_test(NULL);
+}
+
+#define MiB (1u << 20)
+
+static void test_fake_ops(void **state)
+{
+    int (*live)(void), (*posted)(void);
+    void (*fail_next)(int, int);
+    gshmemi_transport_ctx_t ctx;
+    gshmemi_bootstrap_t bs;
+    gshmemi_proxy_backend_t *be;
+    const gshmemi_proxy_backend_ops_t *ops = &gshmemi_proxy_backend_verbs;
+    unsigned char blobs[2][GSHMEMI_VERBS_BLOB_SIZE], pattern[256], *c0, *c1, *host;
+    gshmemi_verbs_blob_t b;
+    gshmemi_heap_chunk_t ch0, ch1;
+    int serve[2] = {0, 1}, idle = 0, p0, i;
+    uint64_t f[8], w;
+    const char *log;
+    (void)state;
+
+    gshmemi_verbs_set_library_for_test(FAKE_IBVERBS);
+    memset(&bs, 0, sizeof(bs));
+    bs.nranks = 2;
+    bs.allgather = mirror_allgather;
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.n_pes = 2;
+    ctx.peer_timeout = 2.0;
+    ctx.bs = &bs;
+    assert_int_equal(gshmemi_env_load(fake_get, &gshmemi_env), GSHMEMI_OK);
+    capture_begin();
+    assert_int_equal(ops->open(&ctx, &be, blobs[0]), GSHMEMI_OK);
+    log = capture_end();
+    assert_non_null(strstr(log, "INFO verbs: opened fake_0 port 1 (InfiniBand, LID 17, MTU 4096, atomics yes)"));
+    live = (int (*)(void))fake_sym("fake_ibv_live");
+    posted = (int (*)(void))fake_sym("fake_ibv_posted");
+    fail_next = (void (*)(int, int))fake_sym("fake_ibv_fail_next");
+    assert_int_equal(gshmemi_verbs_blob_unpack(blobs[0], 0, &b), GSHMEMI_OK);
+    assert_int_equal(b.lid, 17);
+    assert_int_equal(b.port, 1);
+    assert_int_equal(b.mtu, IBV_MTU_4096);
+    memcpy(blobs[1], blobs[0], sizeof(blobs[0]));
+    /* the fake refuses an RTR without the peer's QP number, LID 17 and MTU 4096 */
+    assert_int_equal(ops->connect(be, blobs, serve), GSHMEMI_OK);
+
+    /* two chunks of 1 MiB, separately allocated (their addresses are not contiguous) */
+    c0 = aligned_alloc(4096, MiB);
+    c1 = aligned_alloc(4096, MiB);
+    memset(c0, 0, MiB);
+    memset(c1, 0, MiB);
+    ch0 = (gshmemi_heap_chunk_t){.offset = 0, .size = MiB, .addr = (char *)c0};
+    ch1 = (gshmemi_heap_chunk_t){.offset = MiB, .size = MiB, .addr = (char *)c1};
+    capture_begin();
+    assert_int_equal(ops->register_chunk(be, &ch0), GSHMEMI_OK);
+    assert_int_equal(ops->register_chunk(be, &ch1), GSHMEMI_OK);
+    log = capture_end();
+    assert_non_null(strstr(log, "INFO verbs: heap chunk (1048576 bytes at "));
+    assert_non_null(strstr(log, "no dmabuf registration (libibverbs has no ibv_reg_dmabuf_mr"));
+
+    /* a put across the chunk boundary is split in two writes */
+    for (i = 0; i < 256; i++) pattern[i] = (unsigned char)(i * 7 + 1);
+    memcpy(c1 + 4096, pattern, 256);
+    p0 = posted();
+    assert_int_equal(ops->put(be, 1, MiB - 100, c1 + 4096, 256), GSHMEMI_OK);
+    assert_int_equal(posted() - p0, 2);
+    assert_int_equal(ops->flush(be), GSHMEMI_OK);
+    assert_memory_equal(c0 + MiB - 100, pattern, 100);
+    assert_memory_equal(c1, pattern + 100, 156);
+    /* get it back, into the heap and into plain host memory (registered on first use) */
+    assert_int_equal(ops->get(be, 1, c1 + 8192, MiB - 100, 256), GSHMEMI_OK);
+    host = calloc(1, 256);
+    assert_int_equal(ops->get(be, 1, host, MiB - 100, 256), GSHMEMI_OK);
+    assert_int_equal(ops->flush(be), GSHMEMI_OK);
+    assert_memory_equal(c1 + 8192, pattern, 256);
+    assert_memory_equal(host, pattern, 256);
+
+    /* put_value: the low 2 bytes only */
+    c0[202] = 0x55;
+    assert_int_equal(ops->put_value(be, 1, 200, 0x1234beefull, 2), GSHMEMI_OK);
+    assert_int_equal(ops->flush(be), GSHMEMI_OK);
+    assert_int_equal(c0[200], 0xef);
+    assert_int_equal(c0[201], 0xbe);
+    assert_int_equal(c0[202], 0x55);
+
+    /* atomics: native (8-byte add, fetch, compare-swap) and the CAS loop (the rest) */
+    w = 10;
+    memcpy(c0 + 512, &w, 8);
+    w = 0xf0;
+    memcpy(c0 + 520, &w, 8);
+    memset(f, 0xa5, sizeof(f));
+    assert_int_equal(ops->amo(be, 1, GSHMEMI_AMO_FETCH_ADD, 512, 5, 0, 8, &f[0]), GSHMEMI_OK);
+    assert_int_equal(ops->amo(be, 1, GSHMEMI_AMO_CSWAP, 512, 99, 15, 8, &f[1]), GSHMEMI_OK);
+    assert_int_equal(ops->amo(be, 1, GSHMEMI_AMO_SET, 516, 7, 0, 4, &f[2]), GSHMEMI_OK);
+    assert_int_equal(ops->amo(be, 1, GSHMEMI_AMO_FETCH_ADD, 512, 1, 0, 4, &f[3]), GSHMEMI_OK);
+    assert_int_equal(ops->amo(be, 1, GSHMEMI_AMO_FETCH_XOR, 520, 0xff, 0, 8, &f[4]), GSHMEMI_OK);
+    assert_int_equal(ops->amo(be, 1, GSHMEMI_AMO_FETCH, 512, 0, 0, 8, &f[5]), GSHMEMI_OK);
+    assert_int_equal(ops->amo(be, 1, GSHMEMI_AMO_ADD, 520, 1, 0, 8, NULL), GSHMEMI_OK);
+    assert_int_equal(ops->amo(be, 1, GSHMEMI_AMO_CSWAP, 516, 9, 6, 4, &f[6]), GSHMEMI_OK); /* fails: 7 != 6 */
+    assert_int_equal(ops->flush(be), GSHMEMI_OK);
+    assert_int_equal(f[0], 10);
+    assert_int_equal(f[1], 15);
+    assert_int_equal(f[2], 0);
+    assert_int_equal(f[3], 99);
+    assert_int_equal(f[4], 0xf0);
+    assert_int_equal(f[5], (7ull << 32) | 100);
+    assert_int_equal(f[6], 7);
+    memcpy(&w, c0 + 512, 8);
+    assert_int_equal(w, (7ull << 32) | 100);
+    memcpy(&w, c0 + 520, 8);
+    assert_int_equal(w, 0x10);
+    assert_int_equal(ops->progress(be, &idle), GSHMEMI_OK);
+    assert_int_equal(idle, 1);
+
+    /* refusals, each naming what is wrong */
+    capture_begin();
+    assert_int_equal(ops->amo(be, 1, GSHMEMI_AMO_ADD, 516, 1, 0, 8, NULL), GSHMEMI_ERR_INVALID);
+    assert_int_equal(ops->put(be, 1, 3 * MiB, c1, 8), GSHMEMI_ERR_INVALID);
+    assert_int_equal(ops->put(be, 0, 0, c1, 8), GSHMEMI_ERR_INVALID);
+    assert_int_equal(ops->put_value(be, 1, 0, 1, 3), GSHMEMI_ERR_INVALID);
+    log = capture_end();
+    assert_non_null(strstr(log, "amo: offset 516 of PE 1 is not 8-byte aligned"));
+    assert_non_null(strstr(log, "put: offset 3145728 of PE 1's heap is in none of its registered chunks"));
+    assert_non_null(strstr(log, "put: PE 0 is not reached by the verbs backend"));
+    assert_non_null(strstr(log, "put_value: width 3 is not 1, 2, 4 or 8"));
+
+    /* an error completion: reported with the peer and the opcode, sticky for the peer */
+    fail_next(IBV_WC_REM_ACCESS_ERR, 0x88);
+    assert_int_equal(ops->put(be, 1, 0, c1 + 4096, 8), GSHMEMI_OK);
+    capture_begin();
+    assert_int_equal(ops->flush(be), GSHMEMI_ERR_REMOTE);
+    log = capture_end();
+    assert_non_null(strstr(log, "ERROR verbs: RDMA WRITE to PE 1 failed: remote access error (status 10, vendor error 0x88)"));
+    assert_int_equal(ops->put(be, 1, 0, c1 + 4096, 8), GSHMEMI_ERR_REMOTE);
+    assert_int_equal(ops->progress(be, &idle), GSHMEMI_ERR_REMOTE);
+
+    ops->close(be);
+    assert_int_equal(live(), 0);
+    free(host);
+    free(c0);
+    free(c1);
+    gshmemi_verbs_set_library_for_test(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -372,6 +559,8 @@ int main(void)
         cmocka_unit_test_setup(test_rkey_lookup, setup),
         cmocka_unit_test_setup(test_region_find, setup),
         cmocka_unit_test_setup(test_amo_apply, setup),
+        cmocka_unit_test_setup(test_fake_refusals, setup),
+        cmocka_unit_test_setup(test_fake_ops, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
