@@ -6,6 +6,11 @@
  * the headers are needed to build. ibv_post_send, ibv_poll_cq and (on current providers)
  * ibv_query_port are inline calls through the context's ops, so they need no symbol.
  *
+ * Ordering: one RC QP per peer executes its work in order; an atomic that follows a write to the
+ * same peer carries IBV_SEND_FENCE, so a signal lands after its data. NIC atomics are atomic with
+ * respect to other NIC atomics on the word, not to the target GPU's own atomic instructions (they
+ * are read-modify-writes over PCIe): backend.h asks more than a NIC gives.
+ *
  * Not yet run on a NIC: no machine it was written on has one. */
 #include "verbs.h"
 
