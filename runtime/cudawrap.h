@@ -36,6 +36,7 @@ extern "C" {
     X(cuMemImportFromShareableHandle)                                                             \
     X(cuMemGetHandleForAddressRange)                                                              \
     X(cuMemGetAddressRange)                                                                       \
+    X(cuPointerGetAttribute)                                                                      \
     X(cuStreamWriteValue32)                                                                       \
     X(cuStreamWriteValue64)
 

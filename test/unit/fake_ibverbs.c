@@ -5,6 +5,7 @@
  * INIT -> RTR -> RTS before posting, and every object is counted so a test can see close() free
  * them all. fake_ibv_fail_next() makes the next work request complete in error. */
 #include <errno.h>
+#include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +19,15 @@ static struct ibv_mr *mrs[MAX_MR];
 static struct ibv_wc cq_q[MAX_WC];
 static int cq_head, cq_n;
 static int fail_status, fail_vendor;
-static int posted;
+static int posted, hold, last_flags, last_opcode;
 
 int fake_ibv_live(void) { return live; }
 int fake_ibv_posted(void) { return posted; }
+/* send_flags and opcode of the last work request posted */
+int fake_ibv_last_flags(void) { return last_flags; }
+int fake_ibv_last_opcode(void) { return last_opcode; }
+/* 1: completions stay invisible to ibv_poll_cq (a peer that never answers); 0: delivered */
+void fake_ibv_hold(int on) { hold = on; }
 void fake_ibv_fail_next(int status, int vendor_err)
 {
     fail_status = status;
@@ -192,6 +198,19 @@ struct ibv_mr *(ibv_reg_mr)(struct ibv_pd *pd, void *addr, size_t len, int acces
     live++;
     return mr;
 }
+/* dmabuf: the fd must be open; the fake reaches the memory at iova (the test's own address) */
+static int dmabuf_regs;
+int fake_ibv_dmabuf_regs(void) { return dmabuf_regs; }
+struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t len, uint64_t iova, int fd, int access)
+{
+    if (fcntl(fd, F_GETFD) < 0 || offset != 0) {
+        errno = EBADF;
+        return NULL;
+    }
+    dmabuf_regs++;
+    return (ibv_reg_mr)(pd, (void *)(uintptr_t)iova, len, access);
+}
+
 int ibv_dereg_mr(struct ibv_mr *mr)
 {
     for (int i = 0; i < MAX_MR; i++)
@@ -245,6 +264,8 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
             return EINVAL;
         }
         posted++;
+        last_flags = (int)wr->send_flags;
+        last_opcode = (int)wr->opcode;
         if (qp->state == IBV_QPS_ERR) {
             push_wc(qp, wr->wr_id, IBV_WC_WR_FLUSH_ERR, 0);
             continue;
@@ -299,7 +320,7 @@ static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
     int k = 0;
     (void)cq;
-    while (k < n && cq_n > 0) {
+    while (!hold && k < n && cq_n > 0) {
         wc[k++] = cq_q[cq_head];
         cq_head = (cq_head + 1) % MAX_WC;
         cq_n--;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <cmocka.h>
 
@@ -318,7 +319,7 @@ static void test_rkey_lookup(void **state)
 static void test_region_find(void **state)
 {
     gshmemi_verbs_region_t r[3] = {
-        {0x10000, 0x1000, 11, NULL}, {0x20000, 0x4000, 22, NULL}, {0x11000, 0x1000, 33, NULL}};
+        {.addr = 0x10000, .size = 0x1000, .lkey = 11}, {.addr = 0x20000, .size = 0x4000, .lkey = 22}, {.addr = 0x11000, .size = 0x1000, .lkey = 33}};
     size_t avail = 0;
     (void)state;
     assert_int_equal(gshmemi_verbs_region_find(r, 3, (void *)0x10000, &avail), 0);
@@ -378,6 +379,37 @@ static int mirror_allgather(gshmemi_bootstrap_t *bs, void *buf, size_t len)
     return GSHMEMI_OK;
 }
 
+/* a stubbed driver that calls [fake_dev_base, +fake_dev_size) one device allocation */
+static uintptr_t fake_dev_base;
+static size_t fake_dev_size;
+static unsigned long long fake_dev_id;
+
+static CUresult stub_range(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+    if (!fake_dev_base || p < fake_dev_base || p - fake_dev_base >= fake_dev_size) return CUDA_ERROR_NOT_FOUND;
+    *base = fake_dev_base;
+    *size = fake_dev_size;
+    return CUDA_SUCCESS;
+}
+
+static CUresult stub_attr(void *data, CUpointer_attribute attr, CUdeviceptr p)
+{
+    if (attr != CU_POINTER_ATTRIBUTE_BUFFER_ID || !fake_dev_base || p < fake_dev_base ||
+        p - fake_dev_base >= fake_dev_size)
+        return CUDA_ERROR_INVALID_VALUE;
+    *(unsigned long long *)data = fake_dev_id;
+    return CUDA_SUCCESS;
+}
+
+static int dmabuf_ok;
+static CUresult stub_handle(void *handle, CUdeviceptr p, size_t size, CUmemRangeHandleType type, unsigned long long flags)
+{
+    (void)p, (void)size;
+    if (!dmabuf_ok || type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || flags) return CUDA_ERROR_NOT_SUPPORTED;
+    *(int *)handle = open("/dev/null", O_RDONLY); /* any open fd: the fake checks it is one */
+    return CUDA_SUCCESS;
+}
+
 static void *fake_sym(const char *name)
 {
     void *h = dlopen(FAKE_IBVERBS, RTLD_NOW | RTLD_NOLOAD), *f;
@@ -410,13 +442,13 @@ static void test_fake_refusals(void **state)
 
 static void test_fake_ops(void **state)
 {
-    int (*live)(void), (*posted)(void);
-    void (*fail_next)(int, int);
+    int (*live)(void), (*posted)(void), (*last_flags)(void), (*last_opcode)(void);
+    void (*fail_next)(int, int), (*hold)(int);
     gshmemi_transport_ctx_t ctx;
     gshmemi_bootstrap_t bs;
     gshmemi_proxy_backend_t *be;
     const gshmemi_proxy_backend_ops_t *ops = &gshmemi_proxy_backend_verbs;
-    unsigned char blobs[2][GSHMEMI_VERBS_BLOB_SIZE], pattern[256], *c0, *c1, *host;
+    unsigned char blobs[2][GSHMEMI_VERBS_BLOB_SIZE], pattern[256], *c0, *c1, *host, *chunk2 = NULL;
     gshmemi_verbs_blob_t b;
     gshmemi_heap_chunk_t ch0, ch1;
     int serve[2] = {0, 1}, idle = 0, p0, i;
@@ -440,6 +472,9 @@ static void test_fake_ops(void **state)
     live = (int (*)(void))fake_sym("fake_ibv_live");
     posted = (int (*)(void))fake_sym("fake_ibv_posted");
     fail_next = (void (*)(int, int))fake_sym("fake_ibv_fail_next");
+    hold = (void (*)(int))fake_sym("fake_ibv_hold");
+    last_flags = (int (*)(void))fake_sym("fake_ibv_last_flags");
+    last_opcode = (int (*)(void))fake_sym("fake_ibv_last_opcode");
     assert_int_equal(gshmemi_verbs_blob_unpack(blobs[0], 0, &b), GSHMEMI_OK);
     assert_int_equal(b.lid, 17);
     assert_int_equal(b.port, 1);
@@ -460,7 +495,7 @@ static void test_fake_ops(void **state)
     assert_int_equal(ops->register_chunk(be, &ch1), GSHMEMI_OK);
     log = capture_end();
     assert_non_null(strstr(log, "INFO verbs: heap chunk (1048576 bytes at "));
-    assert_non_null(strstr(log, "no dmabuf registration (libibverbs has no ibv_reg_dmabuf_mr"));
+    assert_non_null(strstr(log, "no dmabuf registration (the CUDA driver entry points are not loaded); trying ibv_reg_mr (needs nvidia-peermem)"));
 
     /* a put across the chunk boundary is split in two writes */
     for (i = 0; i < 256; i++) pattern[i] = (unsigned char)(i * 7 + 1);
@@ -516,6 +551,123 @@ static void test_fake_ops(void **state)
     assert_int_equal(ops->progress(be, &idle), GSHMEMI_OK);
     assert_int_equal(idle, 1);
 
+    /* an atomic after a write to the peer is fenced; one after an atomic is not */
+    assert_int_equal(ops->put_value(be, 1, 600, 1, 8), GSHMEMI_OK);
+    assert_int_equal(ops->amo(be, 1, GSHMEMI_AMO_ADD, 608, 1, 0, 8, NULL), GSHMEMI_OK);
+    assert_int_equal(last_opcode(), IBV_WR_ATOMIC_FETCH_AND_ADD);
+    assert_true(last_flags() & IBV_SEND_FENCE);
+    assert_int_equal(ops->amo(be, 1, GSHMEMI_AMO_ADD, 608, 1, 0, 8, NULL), GSHMEMI_OK);
+    assert_false(last_flags() & IBV_SEND_FENCE);
+    assert_int_equal(ops->put(be, 1, 616, c1 + 4096, 8), GSHMEMI_OK);
+    assert_int_equal(ops->amo(be, 1, GSHMEMI_AMO_SET, 624, 3, 0, 8, NULL), GSHMEMI_OK); /* CAS loop */
+    assert_int_equal(last_opcode(), IBV_WR_ATOMIC_CMP_AND_SWP);
+    assert_int_equal(ops->flush(be), GSHMEMI_OK);
+    memcpy(&w, c0 + 608, 8);
+    assert_int_equal(w, 2);
+    memcpy(&w, c0 + 624, 8);
+    assert_int_equal(w, 3);
+
+    /* more than a send queue (256) and more than the atomic landing slots (1024) without a flush:
+     * posting waits by polling */
+    p0 = posted();
+    for (i = 0; i < 300; i++) assert_int_equal(ops->put_value(be, 1, 1024 + 8 * (uint64_t)i, (uint64_t)i, 8), GSHMEMI_OK);
+    for (i = 0; i < 1100; i++) assert_int_equal(ops->amo(be, 1, GSHMEMI_AMO_FETCH_ADD, 640, 1, 0, 8, &f[7]), GSHMEMI_OK);
+    assert_int_equal(ops->flush(be), GSHMEMI_OK);
+    assert_int_equal(posted() - p0, 1400);
+    for (i = 0; i < 300; i++) {
+        memcpy(&w, c0 + 1024 + 8 * i, 8);
+        assert_int_equal(w, (uint64_t)i);
+    }
+    memcpy(&w, c0 + 640, 8);
+    assert_int_equal(w, 1100);
+    assert_int_equal(f[7], 1099);
+
+    /* more non-heap buffers than the registration cache holds (64): the oldest are dropped; host
+     * pages are all dropped at flush */
+    {
+        unsigned char *pages = aligned_alloc(4096, 70 * 4096);
+        int base_live;
+        assert_int_equal(ops->flush(be), GSHMEMI_OK);
+        base_live = live();
+        for (i = 0; i < 70; i++) assert_int_equal(ops->get(be, 1, pages + 4096 * i, 0, 16), GSHMEMI_OK);
+        assert_int_equal(live() - base_live, 64);
+        assert_int_equal(ops->get(be, 1, pages, MiB - 100, 16), GSHMEMI_OK); /* registered again */
+        assert_int_equal(live() - base_live, 64);
+        assert_int_equal(ops->flush(be), GSHMEMI_OK);
+        assert_int_equal(live(), base_live);
+        for (i = 1; i < 70; i++) assert_memory_equal(pages + 4096 * i, c0, 16);
+        assert_memory_equal(pages, pattern, 16);
+        free(pages);
+    }
+
+    /* a device buffer outside the heap (the driver stubbed): registered whole on first use, kept
+     * across flushes, registered again once its buffer id changes (freed and reallocated) */
+    {
+        unsigned char *dev = aligned_alloc(4096, 65536);
+        int base_live = live();
+        fake_dev_base = (uintptr_t)dev;
+        fake_dev_size = 65536;
+        fake_dev_id = 41;
+        gshmemi_cu.cuMemGetAddressRange = stub_range;
+        gshmemi_cu.cuPointerGetAttribute = stub_attr;
+        gshmemi_cu.cuMemGetHandleForAddressRange = stub_handle;
+        capture_begin();
+        assert_int_equal(ops->get(be, 1, dev + 100, MiB - 100, 64), GSHMEMI_OK);
+        assert_int_equal(ops->get(be, 1, dev + 60000, MiB - 100, 64), GSHMEMI_OK);
+        assert_int_equal(ops->flush(be), GSHMEMI_OK);
+        assert_int_equal(live() - base_live, 1);
+        fake_dev_id = 42;
+        assert_int_equal(ops->get(be, 1, dev + 200, MiB - 100, 64), GSHMEMI_OK);
+        assert_int_equal(ops->flush(be), GSHMEMI_OK);
+        log = capture_end();
+        assert_int_equal(live() - base_live, 1);
+        assert_memory_equal(dev + 100, pattern, 64);
+        assert_memory_equal(dev + 60000, pattern, 64);
+        assert_memory_equal(dev + 200, pattern, 64);
+        {
+            const char *a = strstr(log, "INFO verbs: local buffer (65536 bytes at "), *b;
+            assert_non_null(a);
+            assert_non_null(strstr(a, "no dmabuf registration (cuMemGetHandleForAddressRange(DMA_BUF_FD) failed: no driver in this test)"));
+            b = strstr(a + 1, "INFO verbs: local buffer (65536 bytes at ");
+            assert_non_null(b); /* the second registration, after the id changed */
+            assert_null(strstr(b + 1, "INFO verbs: local buffer"));
+        }
+        /* with dmabuf export working, a new chunk is registered by dmabuf, with no info line */
+        {
+            int (*dmabuf_regs)(void) = (int (*)(void))fake_sym("fake_ibv_dmabuf_regs");
+            unsigned char *c2 = aligned_alloc(4096, MiB);
+            gshmemi_heap_chunk_t ch2 = {.offset = 2 * MiB, .size = MiB, .addr = (char *)c2};
+            int d0 = dmabuf_regs();
+            dmabuf_ok = 1;
+            capture_begin();
+            assert_int_equal(ops->register_chunk(be, &ch2), GSHMEMI_OK);
+            log = capture_end();
+            assert_int_equal(dmabuf_regs() - d0, 1);
+            assert_null(strstr(log, "no dmabuf registration"));
+            assert_int_equal(ops->put_value(be, 1, 2 * MiB + 8, 0x77, 1), GSHMEMI_OK);
+            assert_int_equal(ops->flush(be), GSHMEMI_OK);
+            assert_int_equal(c2[8], 0x77);
+            dmabuf_ok = 0;
+            chunk2 = c2; /* freed after close */
+        }
+        gshmemi_cu.cuMemGetAddressRange = NULL;
+        gshmemi_cu.cuPointerGetAttribute = NULL;
+        fake_dev_base = 0;
+        free(dev);
+    }
+
+    /* a peer that never completes: flush gives up after GSHMEM_PEER_TIMEOUT, naming the wait */
+    ctx.peer_timeout = 0.2;
+    hold(1);
+    assert_int_equal(ops->put(be, 1, 0, c1 + 4096, 8), GSHMEMI_OK);
+    capture_begin();
+    assert_int_equal(ops->flush(be), GSHMEMI_ERR_TIMEOUT);
+    log = capture_end();
+    assert_non_null(strstr(log, "ERROR verbs: flush: 1 work request(s) still in flight after 0.2 s (GSHMEM_PEER_TIMEOUT)"));
+    hold(0);
+    assert_int_equal(ops->flush(be), GSHMEMI_OK);
+    ctx.peer_timeout = 2.0;
+
     /* refusals, each naming what is wrong */
     capture_begin();
     assert_int_equal(ops->amo(be, 1, GSHMEMI_AMO_ADD, 516, 1, 0, 8, NULL), GSHMEMI_ERR_INVALID);
@@ -541,6 +693,8 @@ static void test_fake_ops(void **state)
     ops->close(be);
     assert_int_equal(live(), 0);
     free(host);
+    free(chunk2);
+    gshmemi_cu.cuMemGetHandleForAddressRange = NULL;
     free(c0);
     free(c1);
     gshmemi_verbs_set_library_for_test(NULL);

@@ -654,8 +654,10 @@ static int verbs_connect(gshmemi_proxy_backend_t *be, const void *blobs, const i
 
 /* ---------------------------------------------------------------- registration */
 
-static int add_region(gshmemi_proxy_backend_t *be, uintptr_t addr, size_t size, struct ibv_mr *mr)
+static int add_region(gshmemi_proxy_backend_t *be, uintptr_t addr, size_t size, struct ibv_mr *mr, int kind,
+                      uint64_t buffer_id)
 {
+    gshmemi_verbs_region_t *g;
     if (be->n_regions == be->cap_regions) {
         int cap = be->cap_regions ? 2 * be->cap_regions : 16;
         gshmemi_verbs_region_t *r = realloc(be->regions, (size_t)cap * sizeof(*r));
@@ -666,12 +668,25 @@ static int add_region(gshmemi_proxy_backend_t *be, uintptr_t addr, size_t size, 
         be->regions = r;
         be->cap_regions = cap;
     }
-    be->regions[be->n_regions].addr = addr;
-    be->regions[be->n_regions].size = size;
-    be->regions[be->n_regions].lkey = mr->lkey;
-    be->regions[be->n_regions].mr = mr;
-    be->n_regions++;
+    g = &be->regions[be->n_regions++];
+    g->addr = addr;
+    g->size = size;
+    g->lkey = mr->lkey;
+    g->kind = kind;
+    g->buffer_id = buffer_id;
+    g->mr = mr;
+    if (kind != GSHMEMI_VERBS_REG_HEAP) be->n_cached++;
     return GSHMEMI_OK;
+}
+
+/* Deregisters region i; nothing in flight may use it (the caller drained). */
+static void drop_region(gshmemi_proxy_backend_t *be, int i)
+{
+    int rc = ibv.dereg_mr(be->regions[i].mr);
+    if (rc) GSHMEMI_WARN(SUB, "ibv_dereg_mr of the buffer at %p failed: %s", (void *)be->regions[i].addr, strerror(rc));
+    if (be->regions[i].kind != GSHMEMI_VERBS_REG_HEAP) be->n_cached--;
+    memmove(&be->regions[i], &be->regions[i + 1], (size_t)(be->n_regions - i - 1) * sizeof(*be->regions));
+    be->n_regions--;
 }
 
 /* Registers device memory [addr, addr+size): dmabuf first, else through a peer-memory module
@@ -726,7 +741,7 @@ static int verbs_register_chunk(gshmemi_proxy_backend_t *be, const gshmemi_heap_
     if (!mr) {
         rc = GSHMEMI_ERR_SYSTEM;
     } else {
-        rc = add_region(be, (uintptr_t)chunk->addr, chunk->size, mr);
+        rc = add_region(be, (uintptr_t)chunk->addr, chunk->size, mr, GSHMEMI_VERBS_REG_HEAP, 0);
         if (rc) ibv.dereg_mr(mr);
     }
     if (rc == GSHMEMI_OK) {
@@ -746,29 +761,51 @@ static int verbs_register_chunk(gshmemi_proxy_backend_t *be, const gshmemi_heap_
     return rc;
 }
 
-/* The lkey of a registered region holding p, registering the device allocation (or the host
- * pages) around it on first use. */
+static int buffer_id_of(const void *p, uint64_t *id)
+{
+    unsigned long long v = 0;
+    if (!gshmemi_cu.cuPointerGetAttribute ||
+        gshmemi_cu.cuPointerGetAttribute(&v, CU_POINTER_ATTRIBUTE_BUFFER_ID, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
+        return -1;
+    *id = v;
+    return 0;
+}
+
+/* The lkey of a registered region holding p. A buffer outside the heap is registered on first
+ * use: a device allocation whole (kept while its buffer id stays the same, so a freed and
+ * reallocated address is registered again), host memory by the page (until the next flush: a
+ * host address can be reused unseen). At most REG_CACHE_MAX such registrations, the oldest
+ * dropped first. */
 static int local_key(gshmemi_proxy_backend_t *be, const void *p, size_t *avail, uint32_t *lkey)
 {
-    int i = gshmemi_verbs_region_find(be->regions, be->n_regions, p, avail);
+    int i = gshmemi_verbs_region_find(be->regions, be->n_regions, p, avail), kind, rc;
     CUdeviceptr base = 0;
     size_t size = 0;
+    uint64_t id = 0;
     struct ibv_mr *mr;
-    int rc;
 
+    if (i >= 0 && be->regions[i].kind == GSHMEMI_VERBS_REG_DEVICE &&
+        (buffer_id_of(p, &id) != 0 || id != be->regions[i].buffer_id)) {
+        GSHMEMI_CHECK(drain(be));
+        drop_region(be, i);
+        i = -1;
+    }
     if (i >= 0) {
         *lkey = be->regions[i].lkey;
         return GSHMEMI_OK;
     }
     if (gshmemi_cu.cuMemGetAddressRange &&
-        gshmemi_cu.cuMemGetAddressRange(&base, &size, (CUdeviceptr)(uintptr_t)p) == CUDA_SUCCESS && size) {
+        gshmemi_cu.cuMemGetAddressRange(&base, &size, (CUdeviceptr)(uintptr_t)p) == CUDA_SUCCESS && size &&
+        buffer_id_of(p, &id) == 0) {
+        kind = GSHMEMI_VERBS_REG_DEVICE;
         mr = reg_device(be, (void *)(uintptr_t)base, size, "local buffer");
     } else {
-        /* host memory: the pages around p, pinned by the registration */
         long pg = sysconf(_SC_PAGESIZE);
         uintptr_t a = (uintptr_t)p & ~((uintptr_t)pg - 1);
+        kind = GSHMEMI_VERBS_REG_HOST;
         base = a;
         size = (size_t)pg;
+        id = 0;
         mr = ibv.reg_mr(be->pd, (void *)a, size, IBV_ACCESS_ALL);
         if (!mr)
             GSHMEMI_ERROR(SUB, "local address %p is in no heap chunk, no device allocation, and its host page cannot be registered: %s",
@@ -776,24 +813,20 @@ static int local_key(gshmemi_proxy_backend_t *be, const void *p, size_t *avail, 
     }
     if (!mr) return GSHMEMI_ERR_INVALID;
     if (be->n_cached == REG_CACHE_MAX) {
-        /* evict the oldest cached one: wait until nothing can be using it */
-        int first = be->n_regions - be->n_cached;
-        rc = drain(be);
+        rc = drain(be); /* nothing in flight may use what is dropped */
         if (rc) {
             ibv.dereg_mr(mr);
             return rc;
         }
-        ibv.dereg_mr(be->regions[first].mr);
-        memmove(&be->regions[first], &be->regions[first + 1], (size_t)(be->n_regions - first - 1) * sizeof(*be->regions));
-        be->n_regions--;
-        be->n_cached--;
+        for (i = 0; be->regions[i].kind == GSHMEMI_VERBS_REG_HEAP; i++) {
+        }
+        drop_region(be, i);
     }
-    rc = add_region(be, (uintptr_t)base, size, mr);
+    rc = add_region(be, (uintptr_t)base, size, mr, kind, id);
     if (rc) {
         ibv.dereg_mr(mr);
         return rc;
     }
-    be->n_cached++;
     i = gshmemi_verbs_region_find(be->regions, be->n_regions, p, avail);
     *lkey = be->regions[i].lkey;
     return GSHMEMI_OK;
@@ -1148,7 +1181,9 @@ static int verbs_progress(gshmemi_proxy_backend_t *be, int *idle)
 
 static int verbs_flush(gshmemi_proxy_backend_t *be)
 {
-    int rc = drain(be), pe;
+    int rc = drain(be), pe, i;
+    for (i = be->n_regions - 1; rc == GSHMEMI_OK && i >= 0; i--)
+        if (be->regions[i].kind == GSHMEMI_VERBS_REG_HOST) drop_region(be, i);
     for (pe = 0; pe < be->ctx->n_pes; pe++) {
         if (be->peers[pe].flushed) {
             GSHMEMI_ERROR(SUB, "%d further work request(s) to PE %d were discarded after its QP failed",

@@ -53,8 +53,15 @@ typedef struct {
     uintptr_t addr;
     size_t size;
     uint32_t lkey;
-    void *mr;       /* struct ibv_mr * (opaque here) */
+    int kind;            /* GSHMEMI_VERBS_REG_* */
+    uint64_t buffer_id;  /* a device buffer's CU_POINTER_ATTRIBUTE_BUFFER_ID when registered */
+    void *mr;            /* struct ibv_mr * (opaque here) */
 } gshmemi_verbs_region_t;
+enum {
+    GSHMEMI_VERBS_REG_HEAP = 0, /* a heap chunk: until close */
+    GSHMEMI_VERBS_REG_DEVICE,   /* a cached device allocation: dropped when its buffer id changes */
+    GSHMEMI_VERBS_REG_HOST,     /* host pages: dropped at the next flush */
+};
 
 /* Index of the region holding p, with the bytes from p to its end; -1 when none does. */
 int gshmemi_verbs_region_find(const gshmemi_verbs_region_t *regs, int n, const void *p, size_t *avail);
