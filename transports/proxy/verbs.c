@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -291,7 +292,11 @@ struct gshmemi_proxy_backend {
     /* remote keys: [n_chunks][n_pes] */
     gshmemi_verbs_rkey_t *rkeys;
     int n_chunks;
-    /* local registrations: heap chunks first, then cached buffers */
+    /* guards rkeys and regions: register_chunk runs on shmem_malloc's thread, the rest on the
+     * proxy thread */
+    pthread_mutex_t lock;
+    int lock_made;
+    /* local registrations: heap chunks and cached buffers */
     gshmemi_verbs_region_t *regions;
     int n_regions, cap_regions, n_cached;
 };
@@ -401,6 +406,12 @@ static int open_device(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **o
     }
     be->ctx = ctx;
     *out = be;
+    if ((err = pthread_mutex_init(&be->lock, NULL)) != 0) {
+        ibv.free_device_list(list);
+        GSHMEMI_ERROR(SUB, "pthread_mutex_init failed: %s", strerror(err));
+        return GSHMEMI_ERR_SYSTEM;
+    }
+    be->lock_made = 1;
 
     for (i = 0; i < n; i++) {
         const char *name = ibv.get_device_name(list[i]);
@@ -722,6 +733,8 @@ static struct ibv_mr *reg_device(gshmemi_proxy_backend_t *be, void *addr, size_t
     return mr;
 }
 
+/* The keys are exchanged into a row of their own and added to the table under the lock: the
+ * proxy thread may be looking keys up meanwhile (the heap grows from shmem_malloc's thread). */
 static int verbs_register_chunk(gshmemi_proxy_backend_t *be, const gshmemi_heap_chunk_t *chunk)
 {
     gshmemi_transport_ctx_t *ctx = be->ctx;
@@ -729,22 +742,15 @@ static int verbs_register_chunk(gshmemi_proxy_backend_t *be, const gshmemi_heap_
     struct ibv_mr *mr;
     gshmemi_verbs_rkey_t *row, *t;
 
-    t = realloc(be->rkeys, (size_t)(be->n_chunks + 1) * n * sizeof(*t));
-    if (!t) {
-        GSHMEMI_ERROR(SUB, "out of host memory for the keys of %d chunks", be->n_chunks + 1);
-        return GSHMEMI_ERR_NOMEM;
+    row = calloc((size_t)n, sizeof(*row));
+    if (!row) {
+        GSHMEMI_ERROR(SUB, "out of host memory for the keys of %d PEs", n);
+        return GSHMEMI_ERR_NOMEM; /* the peers' allgather then fails, naming this PE */
     }
-    be->rkeys = t;
-    row = &t[(size_t)be->n_chunks * n];
-    memset(row, 0, (size_t)n * sizeof(*row));
     mr = reg_device(be, chunk->addr, chunk->size, "heap chunk");
     if (!mr) {
         rc = GSHMEMI_ERR_SYSTEM;
     } else {
-        rc = add_region(be, (uintptr_t)chunk->addr, chunk->size, mr, GSHMEMI_VERBS_REG_HEAP, 0);
-        if (rc) ibv.dereg_mr(mr);
-    }
-    if (rc == GSHMEMI_OK) {
         row[ctx->my_pe].offset = chunk->offset;
         row[ctx->my_pe].size = chunk->size;
         row[ctx->my_pe].addr = (uint64_t)(uintptr_t)chunk->addr;
@@ -757,7 +763,26 @@ static int verbs_register_chunk(gshmemi_proxy_backend_t *be, const gshmemi_heap_
                       gshmemi_strerror(arc));
         rc = arc;
     }
-    be->n_chunks++;
+    pthread_mutex_lock(&be->lock);
+    t = realloc(be->rkeys, (size_t)(be->n_chunks + 1) * n * sizeof(*t));
+    if (!t) {
+        GSHMEMI_ERROR(SUB, "out of host memory for the keys of %d chunks", be->n_chunks + 1);
+        if (rc == GSHMEMI_OK) rc = GSHMEMI_ERR_NOMEM;
+    } else {
+        be->rkeys = t;
+        memcpy(&t[(size_t)be->n_chunks * n], row, (size_t)n * sizeof(*row));
+        be->n_chunks++;
+    }
+    if (mr) {
+        int r2 = t ? add_region(be, (uintptr_t)chunk->addr, chunk->size, mr, GSHMEMI_VERBS_REG_HEAP, 0)
+                   : GSHMEMI_ERR_NOMEM;
+        if (r2 != GSHMEMI_OK) {
+            ibv.dereg_mr(mr);
+            if (rc == GSHMEMI_OK) rc = r2;
+        }
+    }
+    pthread_mutex_unlock(&be->lock);
+    free(row);
     return rc;
 }
 
@@ -776,7 +801,7 @@ static int buffer_id_of(const void *p, uint64_t *id)
  * reallocated address is registered again), host memory by the page (until the next flush: a
  * host address can be reused unseen). At most REG_CACHE_MAX such registrations, the oldest
  * dropped first. */
-static int local_key(gshmemi_proxy_backend_t *be, const void *p, size_t *avail, uint32_t *lkey)
+static int local_key_locked(gshmemi_proxy_backend_t *be, const void *p, size_t *avail, uint32_t *lkey)
 {
     int i = gshmemi_verbs_region_find(be->regions, be->n_regions, p, avail), kind, rc;
     CUdeviceptr base = 0;
@@ -830,6 +855,15 @@ static int local_key(gshmemi_proxy_backend_t *be, const void *p, size_t *avail, 
     i = gshmemi_verbs_region_find(be->regions, be->n_regions, p, avail);
     *lkey = be->regions[i].lkey;
     return GSHMEMI_OK;
+}
+
+static int local_key(gshmemi_proxy_backend_t *be, const void *p, size_t *avail, uint32_t *lkey)
+{
+    int rc;
+    pthread_mutex_lock(&be->lock);
+    rc = local_key_locked(be, p, avail, lkey);
+    pthread_mutex_unlock(&be->lock);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- completions */
@@ -968,8 +1002,11 @@ static int post(gshmemi_proxy_backend_t *be, int pe, struct ibv_send_wr *wr)
 static int remote_key(gshmemi_proxy_backend_t *be, const char *what, int pe, uint64_t off, uint64_t *raddr,
                       uint32_t *rkey, uint64_t *avail)
 {
-    if (gshmemi_verbs_rkey_lookup(be->rkeys, be->n_chunks, be->ctx->n_pes, pe, off, raddr, rkey, avail) == GSHMEMI_OK)
-        return GSHMEMI_OK;
+    int rc;
+    pthread_mutex_lock(&be->lock);
+    rc = gshmemi_verbs_rkey_lookup(be->rkeys, be->n_chunks, be->ctx->n_pes, pe, off, raddr, rkey, avail);
+    pthread_mutex_unlock(&be->lock);
+    if (rc == GSHMEMI_OK) return GSHMEMI_OK;
     GSHMEMI_ERROR(SUB, "%s: offset %llu of PE %d's heap is in none of its registered chunks", what,
                   (unsigned long long)off, pe);
     return GSHMEMI_ERR_INVALID;
@@ -1182,8 +1219,10 @@ static int verbs_progress(gshmemi_proxy_backend_t *be, int *idle)
 static int verbs_flush(gshmemi_proxy_backend_t *be)
 {
     int rc = drain(be), pe, i;
+    pthread_mutex_lock(&be->lock);
     for (i = be->n_regions - 1; rc == GSHMEMI_OK && i >= 0; i--)
         if (be->regions[i].kind == GSHMEMI_VERBS_REG_HOST) drop_region(be, i);
+    pthread_mutex_unlock(&be->lock);
     for (pe = 0; pe < be->ctx->n_pes; pe++) {
         if (be->peers[pe].flushed) {
             GSHMEMI_ERROR(SUB, "%d further work request(s) to PE %d were discarded after its QP failed",
@@ -1211,6 +1250,7 @@ static void verbs_close(gshmemi_proxy_backend_t *be)
     if (be->pd && (rc = ibv.dealloc_pd(be->pd)) != 0) GSHMEMI_WARN(SUB, "ibv_dealloc_pd failed: %s", strerror(rc));
     if (be->ibctx && (rc = ibv.close_device(be->ibctx)) != 0)
         GSHMEMI_WARN(SUB, "ibv_close_device failed: %s", strerror(rc));
+    if (be->lock_made) pthread_mutex_destroy(&be->lock);
     free(be->regions);
     free(be->rkeys);
     free(be->slot_buf);
