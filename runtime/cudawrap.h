@@ -35,6 +35,8 @@ extern "C" {
     X(cuMemExportToShareableHandle)                                                               \
     X(cuMemImportFromShareableHandle)                                                             \
     X(cuMemGetHandleForAddressRange)                                                              \
+    X(cuMemGetAddressRange)                                                                       \
+    X(cuPointerGetAttribute)                                                                      \
     X(cuStreamWriteValue32)                                                                       \
     X(cuStreamWriteValue64)
 

@@ -26,6 +26,8 @@ need_cmd pkg-config pkg-config
 need_cmd meson meson
 need_cmd ninja ninja-build
 need_cmd python3 python3
+# the verbs backend's headers (libibverbs itself is loaded at run time, only where present)
+[ -f /usr/include/infiniband/verbs.h ] || missing+=(libibverbs-dev)
 want_pc cmocka libcmocka-dev
 want_pc pmix libpmix-dev
 want_cmd mpirun openmpi-bin
