@@ -2,6 +2,7 @@
 # Runs every GPU functional test with N PEs: run-suite.sh BUILD_DIR N [test ...]
 # The environment reaches every PE: GSHMEM_REMOTE_TRANSPORT=proxy GSHMEM_DISABLE_P2P=1 runs the
 # suite with every peer remote; GSHMEM_TEST_HOSTS=K makes hosts of K PEs (GSHMEM_HOST_ID).
+# RUN_SUITE_TIMEOUT: seconds each test may run (default 580).
 # With more PEs than GPUs, PEs share GPUs; an MPS daemon is started for the run (without it the
 # kernels of PEs on one GPU are time-sliced and a spinning PE can starve its peer), and each PE
 # gets its share of the SMs. The GPU's compute mode is never changed.
@@ -29,10 +30,11 @@ fi
 wrap=()
 [ -n "${GSHMEM_TEST_HOSTS:-}" ] && wrap=("$(dirname "$0")/as-hosts.sh" "$GSHMEM_TEST_HOSTS")
 
+tmo=${RUN_SUITE_TIMEOUT:-580} # seconds per test
 fail=0 pass=0
 for t in "${tests[@]}"; do
     start=$(date +%s%N)
-    if timeout 600 "$build/runtime/tools/gshmemrun" -n "$npes" --timeout 580 "${wrap[@]}" "$build/test/test_$t"; then
+    if timeout $((tmo + 20)) "$build/runtime/tools/gshmemrun" -n "$npes" --timeout "$tmo" "${wrap[@]}" "$build/test/test_$t"; then
         pass=$((pass + 1)); st=PASS
     else
         fail=$((fail + 1)); st=FAIL

@@ -41,7 +41,9 @@ typedef struct gshmemi_proxy_backend_ops {
     /* value (its low width bytes, width 1, 2, 4 or 8) stored at offset dst_off of pe's heap. */
     int (*put_value)(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, uint64_t value, size_t width);
     /* Atomic op (GSHMEMI_AMO_*, gshmem/amo.h) on the width-byte (4 or 8) word at dst_off of pe's
-     * heap, atomic with respect to the target GPU's own atomics, after every earlier put to pe.
+     * heap, after every earlier put to pe. Atomic with respect to the other atomics of the same
+     * backend on that word; the copy backend's (GPU atomics at the target) also with respect to the
+     * target GPU's own, the verbs backend's (NIC read-modify-writes) not.
      * fetched: a host address (pinned) where the old value is stored before flush() returns, or
      * NULL. */
     int (*amo)(gshmemi_proxy_backend_t *be, int pe, int op, uint64_t dst_off, uint64_t value, uint64_t cond,

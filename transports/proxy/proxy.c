@@ -32,6 +32,7 @@ static struct {
     uint64_t *scratch;                /* pinned: [0] a g's value, [1] a fetched old value */
     gshmemi_proxy_backend_t *copy, *verbs;
     int verbs_state;                  /* VERBS_* */
+    int verbs_connected;              /* every PE opened verbs and they connected: chunks are registered (collective) */
     pthread_t thread;
     int thread_started;
     volatile int stop;
@@ -336,6 +337,7 @@ static int proxy_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
         if (vblobs && serve) {
             int crc = gshmemi_proxy_backend_verbs.connect(px.verbs, vblobs, serve);
             if (rc == GSHMEMI_OK) rc = crc;
+            px.verbs_connected = 1;
         }
         free(vblobs);
         free(serve);
@@ -391,7 +393,8 @@ static int proxy_quiet(gshmemi_transport_ctx_t *ctx)
 static int proxy_register_chunk(gshmemi_transport_ctx_t *ctx, const gshmemi_heap_chunk_t *chunk)
 {
     (void)ctx;
-    if (px.verbs_state == VERBS_OK && px.verbs) return gshmemi_proxy_backend_verbs.register_chunk(px.verbs, chunk);
+    /* collective: only where every PE opened verbs (the same answer on every PE) */
+    if (px.verbs_connected) return gshmemi_proxy_backend_verbs.register_chunk(px.verbs, chunk);
     return GSHMEMI_OK;
 }
 
