@@ -15,9 +15,13 @@ GSHMEMI_DEV void gshmemi_quiet(void)
     if (gshmemi_proxy_on()) gshmemi_proxy_quiet("shmem_quiet");
 }
 /* Orders this thread's prior stores before its later ones, per destination PE. Over P2P the
- * same fence gives that ordering; the proxy executes and completes the requests to one PE in the
- * order they were posted, so it needs nothing more. */
-GSHMEMI_DEV void gshmemi_fence(void) { __threadfence_system(); }
+ * same fence gives that ordering; the proxy is told too (its backends may run atomics apart
+ * from copies). */
+GSHMEMI_DEV void gshmemi_fence(void)
+{
+    __threadfence_system();
+    if (gshmemi_proxy_on()) (void)gshmemi_proxy_post(GSHMEMI_PROXY_FENCE, gshmemi_dstate.my_pe, 0, 0, 0, 0, 0, 0, "shmem_fence");
+}
 
 /* The wait bound of the inline API; read only when a wait has spun long enough to look. */
 struct gshmemi_dstate_bound {

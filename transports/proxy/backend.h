@@ -48,6 +48,9 @@ typedef struct gshmemi_proxy_backend_ops {
      * NULL. */
     int (*amo)(gshmemi_proxy_backend_t *be, int pe, int op, uint64_t dst_off, uint64_t value, uint64_t cond,
                size_t width, uint64_t *fetched);
+    /* Later calls to a PE take effect after the earlier ones to it (shmem_fence); NULL when the
+     * backend keeps that order anyway. */
+    int (*fence)(gshmemi_proxy_backend_t *be);
     /* Makes progress on posted work without waiting; *idle = 1 when nothing is in flight. */
     int (*progress)(gshmemi_proxy_backend_t *be, int *idle);
     /* Waits (bounded by ctx->peer_timeout) until every call posted so far is complete at its

@@ -1,8 +1,14 @@
 /* The proxy's copy backend: PEs of this machine that are remote to each other (P2P disabled, or
  * another host by GSHMEM_HOST_ID). P2P maps their heaps here whether or not it serves them
- * (ctx->host_view), so data moves with the copy engine between mapped addresses, and values and
- * atomics are one-thread kernels on the same stream (copy_kernels.cu). One stream per destination
- * PE keeps the requests to a PE in order (a signal after its data) while different PEs overlap. */
+ * (ctx->host_view), so data moves with the copy engine between mapped addresses.
+ *
+ * Two streams per destination PE, both at the highest priority. The data stream carries copies
+ * and values: 4- and 8-byte values (flags, credits, signal sets) as stream memory operations,
+ * 1- and 2-byte ones as copies from a pinned staging ring, so nothing on it needs an SM. The
+ * atomic stream carries the one-thread kernels of the other atomics (copy_kernels.cu), each after
+ * an event of the data stream, so a signal lands after its data. A kernel waits for a free SM:
+ * kept apart, a device kernel that holds every SM while it waits for a flag or a copy cannot
+ * stall them behind an atomic. A fence makes the data streams wait for the atomics too. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,29 +17,33 @@
 #include "backend.h"
 #include "copy.h"
 
+#define STAGING_SLOTS 4096 /* 1- and 2-byte values in flight */
+
+enum { DATA = 0, ATOMIC = 1 };
+
 struct gshmemi_proxy_backend {
     gshmemi_transport_ctx_t *ctx;
-    cudaStream_t *stream; /* [n_pes], created on first use */
-    char *busy;           /* [n_pes] work posted since the stream was last seen idle */
+    cudaStream_t *stream; /* [n_pes][2] (DATA, ATOMIC), created on first use */
+    cudaEvent_t *event;   /* [n_pes][2] ordering points between a PE's two streams */
+    char *busy;           /* [n_pes][2] work posted since the stream was last seen idle */
+    uint64_t *staging;    /* pinned [STAGING_SLOTS] */
+    unsigned staging_next;
 };
 
 static int copy_open(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **out, void *my_blob)
 {
     gshmemi_proxy_backend_t *be = calloc(1, sizeof(*be));
+    const size_t n = 2 * (size_t)ctx->n_pes;
 
     (void)my_blob;
-    *out = NULL;
+    *out = be; /* the caller closes it, also after a failure here */
     if (!be) return GSHMEMI_ERR_NOMEM;
     be->ctx = ctx;
-    be->stream = calloc((size_t)ctx->n_pes, sizeof(*be->stream));
-    be->busy = calloc((size_t)ctx->n_pes, 1);
-    if (!be->stream || !be->busy) {
-        free(be->stream);
-        free(be->busy);
-        free(be);
-        return GSHMEMI_ERR_NOMEM;
-    }
-    *out = be;
+    be->stream = calloc(n, sizeof(*be->stream));
+    be->event = calloc(n, sizeof(*be->event));
+    be->busy = calloc(n, 1);
+    if (!be->stream || !be->event || !be->busy) return GSHMEMI_ERR_NOMEM;
+    GSHMEMI_CUDACHECK(cudaHostAlloc((void **)&be->staging, STAGING_SLOTS * sizeof(uint64_t), cudaHostAllocPortable));
     if (gshmemi_copy_kernels_load() != cudaSuccess) {
         GSHMEMI_ERROR("proxy", "copy backend: loading its kernels failed: %s", cudaGetErrorString(cudaGetLastError()));
         return GSHMEMI_ERR_CUDA;
@@ -59,17 +69,33 @@ static int copy_register_chunk(gshmemi_proxy_backend_t *be, const gshmemi_heap_c
     return GSHMEMI_OK;
 }
 
-static cudaStream_t stream_of(gshmemi_proxy_backend_t *be, int pe)
+/* Stream `which` of pe (created on first use, with its event), marked busy. */
+static cudaStream_t stream_of(gshmemi_proxy_backend_t *be, int pe, int which)
 {
+    const size_t i = 2 * (size_t)pe + which;
     int least = 0, greatest = 0;
     /* the highest priority: a request's copy or atomic goes ahead of the application's queued work */
-    if (!be->stream[pe] && (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess ||
-                            cudaStreamCreateWithPriority(&be->stream[pe], cudaStreamNonBlocking, greatest) != cudaSuccess)) {
-        be->stream[pe] = NULL;
+    if (!be->stream[i] && (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess ||
+                           cudaStreamCreateWithPriority(&be->stream[i], cudaStreamNonBlocking, greatest) != cudaSuccess ||
+                           cudaEventCreateWithFlags(&be->event[i], cudaEventDisableTiming) != cudaSuccess)) {
+        GSHMEMI_ERROR("proxy", "copy backend: cannot create a stream for PE %d: %s", pe, cudaGetErrorString(cudaGetLastError()));
         return NULL;
     }
-    be->busy[pe] = 1;
-    return be->stream[pe];
+    be->busy[i] = 1;
+    return be->stream[i];
+}
+
+/* Work posted later on stream `later` of pe starts after what stream `earlier` of pe holds now. */
+static int order_after(gshmemi_proxy_backend_t *be, int pe, int earlier, int later)
+{
+    const size_t e = 2 * (size_t)pe + earlier;
+    const int was_busy = be->busy[e];
+    cudaStream_t s = stream_of(be, pe, later);
+    if (!s) return GSHMEMI_ERR_CUDA;
+    if (!was_busy) return GSHMEMI_OK;
+    GSHMEMI_CUDACHECK(cudaEventRecord(be->event[e], be->stream[e]));
+    GSHMEMI_CUDACHECK(cudaStreamWaitEvent(s, be->event[e], 0));
+    return GSHMEMI_OK;
 }
 
 static char *remote_addr(gshmemi_proxy_backend_t *be, int pe, uint64_t off) { return be->ctx->host_view[pe] + off; }
@@ -83,23 +109,24 @@ static int check(cudaError_t err, const char *what, int pe)
 
 static int copy_put(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, const void *src, size_t n)
 {
-    cudaStream_t s = stream_of(be, pe);
-    if (!s) return check(cudaErrorMemoryAllocation, "creating a stream", pe);
+    cudaStream_t s = stream_of(be, pe, DATA);
+    if (!s) return GSHMEMI_ERR_CUDA;
     return check(cudaMemcpyAsync(remote_addr(be, pe, dst_off), src, n, cudaMemcpyDefault, s), "put", pe);
 }
 
 static int copy_get(gshmemi_proxy_backend_t *be, int pe, void *dst, uint64_t src_off, size_t n)
 {
-    cudaStream_t s = stream_of(be, pe);
-    if (!s) return check(cudaErrorMemoryAllocation, "creating a stream", pe);
+    cudaStream_t s = stream_of(be, pe, DATA);
+    if (!s) return GSHMEMI_ERR_CUDA;
     return check(cudaMemcpyAsync(dst, remote_addr(be, pe, src_off), n, cudaMemcpyDefault, s), "get", pe);
 }
 
-/* 4- and 8-byte values are stream memory operations: the copy engine's front end writes them
- * after a memory barrier, with no kernel, so a value (a flag, a credit, a signal set) lands even
- * while the GPU's SMs are all busy spinning; other widths take a one-thread kernel. */
-static int write_value(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, uint64_t value, size_t width, cudaStream_t s)
+/* A 4- or 8-byte value as a stream memory operation: written by the GPU's front end after a
+ * memory barrier (the default flags), no kernel. */
+static int write_value(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, uint64_t value, size_t width)
 {
+    cudaStream_t s = stream_of(be, pe, DATA);
+    if (!s) return GSHMEMI_ERR_CUDA;
     CUdeviceptr addr = (CUdeviceptr)(uintptr_t)remote_addr(be, pe, dst_off);
     CUresult res = width == 8 ? gshmemi_cu.cuStreamWriteValue64((CUstream)s, addr, value, 0)
                               : gshmemi_cu.cuStreamWriteValue32((CUstream)s, addr, (cuuint32_t)value, 0);
@@ -109,42 +136,63 @@ static int write_value(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, ui
     return GSHMEMI_ERR_CUDA;
 }
 
+static int copy_flush(gshmemi_proxy_backend_t *be);
+
 static int copy_put_value(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, uint64_t value, size_t width)
 {
-    cudaStream_t s = stream_of(be, pe);
-    if (!s) return check(cudaErrorMemoryAllocation, "creating a stream", pe);
-    if (width == 4 || width == 8) return write_value(be, pe, dst_off, value, width, s);
-    return check((cudaError_t)gshmemi_copy_store(remote_addr(be, pe, dst_off), value, (int)width, s), "p", pe);
+    cudaStream_t s;
+    uint64_t *slot;
+
+    if (width == 4 || width == 8) return write_value(be, pe, dst_off, value, width);
+    /* a staging slot is reused only after everything posted before it completed */
+    if (be->staging_next == STAGING_SLOTS) {
+        GSHMEMI_CHECK(copy_flush(be));
+        be->staging_next = 0;
+    }
+    s = stream_of(be, pe, DATA);
+    if (!s) return GSHMEMI_ERR_CUDA;
+    slot = &be->staging[be->staging_next++];
+    *slot = value; /* little-endian: the low `width` bytes first */
+    return check(cudaMemcpyAsync(remote_addr(be, pe, dst_off), slot, width, cudaMemcpyHostToDevice, s), "p", pe);
 }
 
 static int copy_amo(gshmemi_proxy_backend_t *be, int pe, int op, uint64_t dst_off, uint64_t value, uint64_t cond, size_t width,
                     uint64_t *fetched)
 {
-    cudaStream_t s = stream_of(be, pe);
     if (width != 4 && width != 8) {
         GSHMEMI_ERROR("proxy", "copy backend: atomic of %zu bytes to PE %d (4 or 8 only)", width, pe);
         return GSHMEMI_ERR_INVALID;
     }
-    if (!s) return check(cudaErrorMemoryAllocation, "creating a stream", pe);
-    if (op == GSHMEMI_AMO_SET && !fetched) return write_value(be, pe, dst_off, value, width, s); /* a signal set */
-    return check((cudaError_t)gshmemi_copy_amo(remote_addr(be, pe, dst_off), op, value, cond, (int)width, fetched, s), "atomic", pe);
+    if (op == GSHMEMI_AMO_SET && !fetched) return write_value(be, pe, dst_off, value, width); /* a signal set */
+    GSHMEMI_CHECK(order_after(be, pe, DATA, ATOMIC));
+    return check((cudaError_t)gshmemi_copy_amo(remote_addr(be, pe, dst_off), op, value, cond, (int)width, fetched,
+                                               be->stream[2 * (size_t)pe + ATOMIC]),
+                 "atomic", pe);
+}
+
+/* Later copies and values to every PE start after the atomics posted so far. */
+static int copy_fence(gshmemi_proxy_backend_t *be)
+{
+    for (int pe = 0; pe < be->ctx->n_pes; pe++)
+        if (be->busy[2 * (size_t)pe + ATOMIC]) GSHMEMI_CHECK(order_after(be, pe, ATOMIC, DATA));
+    return GSHMEMI_OK;
 }
 
 static int copy_progress(gshmemi_proxy_backend_t *be, int *idle)
 {
     *idle = 1;
-    for (int pe = 0; pe < be->ctx->n_pes; pe++) {
-        if (!be->busy[pe]) continue;
-        cudaError_t err = cudaStreamQuery(be->stream[pe]);
-        if (err == cudaSuccess) be->busy[pe] = 0;
+    for (size_t i = 0; i < 2 * (size_t)be->ctx->n_pes; i++) {
+        if (!be->busy[i]) continue;
+        cudaError_t err = cudaStreamQuery(be->stream[i]);
+        if (err == cudaSuccess) be->busy[i] = 0;
         else if (err == cudaErrorNotReady) *idle = 0;
-        else return check(err, "a copy or atomic", pe);
+        else return check(err, i % 2 ? "an atomic" : "a copy or value", (int)(i / 2));
     }
     return GSHMEMI_OK;
 }
 
 /* Bounded by GSHMEM_PEER_TIMEOUT: a copy within one machine never waits for the peer's process,
- * but a wedged GPU must not hang the proxy silently. */
+ * but an atomic waits for a free SM, and a wedged GPU must not hang the proxy silently. */
 static int copy_flush(gshmemi_proxy_backend_t *be)
 {
     struct timespec t0, now;
@@ -156,10 +204,11 @@ static int copy_flush(gshmemi_proxy_backend_t *be)
         if (idle) return GSHMEMI_OK;
         clock_gettime(CLOCK_MONOTONIC, &now);
         if ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > be->ctx->peer_timeout) {
-            for (int pe = 0; pe < be->ctx->n_pes; pe++)
-                if (be->busy[pe])
-                    GSHMEMI_ERROR("proxy", "copy backend: work to PE %d not complete after GSHMEM_PEER_TIMEOUT=%g s", pe,
-                                  be->ctx->peer_timeout);
+            for (size_t i = 0; i < 2 * (size_t)be->ctx->n_pes; i++)
+                if (be->busy[i])
+                    GSHMEMI_ERROR("proxy", "copy backend: %s to PE %d not complete after GSHMEM_PEER_TIMEOUT=%g s%s",
+                                  i % 2 ? "an atomic" : "a copy or value", (int)(i / 2), be->ctx->peer_timeout,
+                                  i % 2 ? " (its kernel waits for a free SM: does a kernel hold every SM while it waits?)" : "");
             return GSHMEMI_ERR_TIMEOUT;
         }
     }
@@ -168,12 +217,16 @@ static int copy_flush(gshmemi_proxy_backend_t *be)
 static void copy_close(gshmemi_proxy_backend_t *be)
 {
     if (!be) return;
-    for (int pe = 0; pe < be->ctx->n_pes; pe++)
-        if (be->stream[pe]) {
-            cudaStreamSynchronize(be->stream[pe]);
-            cudaStreamDestroy(be->stream[pe]);
+    for (size_t i = 0; be->stream && be->event && i < 2 * (size_t)be->ctx->n_pes; i++) {
+        if (be->stream[i]) {
+            cudaStreamSynchronize(be->stream[i]);
+            cudaStreamDestroy(be->stream[i]);
         }
+        if (be->event[i]) cudaEventDestroy(be->event[i]);
+    }
+    if (be->staging) cudaFreeHost(be->staging);
     free(be->stream);
+    free(be->event);
     free(be->busy);
     free(be);
 }
@@ -188,6 +241,7 @@ const gshmemi_proxy_backend_ops_t gshmemi_proxy_backend_copy = {
     .get = copy_get,
     .put_value = copy_put_value,
     .amo = copy_amo,
+    .fence = copy_fence,
     .progress = copy_progress,
     .flush = copy_flush,
     .close = copy_close,

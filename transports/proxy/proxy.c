@@ -50,6 +50,7 @@ static const char *op_name(int op)
     case GSHMEMI_PROXY_AMO: return "atomic";
     case GSHMEMI_PROXY_PUT_SIGNAL: return "put-with-signal";
     case GSHMEMI_PROXY_QUIET: return "quiet";
+    case GSHMEMI_PROXY_FENCE: return "fence";
     default: return "unknown request";
     }
 }
@@ -93,7 +94,8 @@ static int handle(const gshmemi_proxy_req_t *r, uint64_t t)
     int fetch = 0, rc = GSHMEMI_OK;
     uint64_t result = 0;
 
-    if (pe < 0 || pe >= px.ctx->n_pes || (op != GSHMEMI_PROXY_QUIET && px.ctx->route[pe] != GSHMEMI_ROUTE_PROXY_COPY &&
+    const int any_pe = op == GSHMEMI_PROXY_QUIET || op == GSHMEMI_PROXY_FENCE;
+    if (pe < 0 || pe >= px.ctx->n_pes || (!any_pe && px.ctx->route[pe] != GSHMEMI_ROUTE_PROXY_COPY &&
                                            px.ctx->route[pe] != GSHMEMI_ROUTE_PROXY_VERBS)) {
         GSHMEMI_ERROR("proxy", "request %llu: %s to PE %d, which the proxy does not serve", (unsigned long long)t, op_name(op), pe);
         return GSHMEMI_ERR_INVALID;
@@ -103,7 +105,7 @@ static int handle(const gshmemi_proxy_req_t *r, uint64_t t)
                       (unsigned long long)t, op_name(op), pe, gshmemi_env.PROXY_INJECT_ERROR);
         return GSHMEMI_ERR_REMOTE;
     }
-    be = op == GSHMEMI_PROXY_QUIET ? NULL : backend_of(pe, &ops);
+    be = any_pe ? NULL : backend_of(pe, &ops);
     switch (op) {
     case GSHMEMI_PROXY_PUT:
         flags = (unsigned)r->arg[4];
@@ -137,6 +139,10 @@ static int handle(const gshmemi_proxy_req_t *r, uint64_t t)
         break;
     case GSHMEMI_PROXY_QUIET:
         flags = PROXY_F_WAIT;
+        break;
+    case GSHMEMI_PROXY_FENCE: /* later requests to a PE take effect after the earlier ones */
+        if (px.copy && gshmemi_proxy_backend_copy.fence) rc = gshmemi_proxy_backend_copy.fence(px.copy);
+        if (rc == GSHMEMI_OK && px.verbs && gshmemi_proxy_backend_verbs.fence) rc = gshmemi_proxy_backend_verbs.fence(px.verbs);
         break;
     default:
         GSHMEMI_ERROR("proxy", "request %llu to PE %d: unknown operation %d (a corrupted FIFO slot?)", (unsigned long long)t, pe, op);
@@ -206,6 +212,11 @@ static void *proxy_main(void *arg)
     place_thread();
     while (!px.stop) {
         if (gshmemi_fifo_take(&px.host, pos, &r)) {
+            /* quiets queued back to back (one per CTA of a kernel, say) share one flush */
+            gshmemi_proxy_req_t next;
+            while (gshmemi_proxy_req_op(&r) == GSHMEMI_PROXY_QUIET && gshmemi_fifo_take(&px.host, pos + 1, &next) &&
+                   gshmemi_proxy_req_op(&next) == GSHMEMI_PROXY_QUIET)
+                pos++;
             if (handle(&r, pos) != GSHMEMI_OK) {
                 gshmemi_fifo_fail(&px.host, pos);
                 break;
