@@ -85,7 +85,7 @@ static int all_idle(int *idle)
 
 /* One request: hand it to the peer's backend; a request a device thread waits for is completed
  * (and its result returned) before the next is taken. */
-static int handle(const gshmemi_proxy_req_t *r, uint64_t t)
+static int handle(const gshmemi_proxy_req_t *r, uint64_t t, int *defer)
 {
     const int op = gshmemi_proxy_req_op(r), pe = gshmemi_proxy_req_pe(r);
     const gshmemi_proxy_backend_ops_t *ops = NULL;
@@ -154,6 +154,10 @@ static int handle(const gshmemi_proxy_req_t *r, uint64_t t)
         return rc;
     }
     if (!(flags & PROXY_F_WAIT) && !fetch) return GSHMEMI_OK;
+    if (!fetch) { /* the caller completes it, after the requests already queued behind it */
+        *defer = 1;
+        return GSHMEMI_OK;
+    }
     rc = flush_all();
     if (rc != GSHMEMI_OK) {
         GSHMEMI_ERROR("proxy", "request %llu: %s to PE %d: completing the requests before it failed", (unsigned long long)t, op_name(op), pe);
@@ -199,8 +203,8 @@ static void place_thread(void)
 /* Spins while there is work, then backs off: pause, yield, then short sleeps. */
 static void *proxy_main(void *arg)
 {
-    uint64_t pos = 0, done = 0;
-    unsigned idle_rounds = 0;
+    uint64_t pos = 0, done = 0, owed = 0; /* owed: a waited-for request below this is not complete yet */
+    unsigned idle_rounds = 0, behind = 0;
     gshmemi_proxy_req_t r;
 
     (void)arg;
@@ -217,13 +221,28 @@ static void *proxy_main(void *arg)
             while (gshmemi_proxy_req_op(&r) == GSHMEMI_PROXY_QUIET && gshmemi_fifo_take(&px.host, pos + 1, &next) &&
                    gshmemi_proxy_req_op(&next) == GSHMEMI_PROXY_QUIET)
                 pos++;
-            if (handle(&r, pos) != GSHMEMI_OK) {
+            int defer = 0;
+            if (handle(&r, pos, &defer) != GSHMEMI_OK) {
                 gshmemi_fifo_fail(&px.host, pos);
                 break;
             }
             pos++;
             gshmemi_fifo_release(&px.host, pos);
             if (*px.host.done > done) done = *px.host.done;
+            if (defer) owed = pos;
+            /* A request a device thread waits for (blocking put or get, quiet) is completed once
+             * the requests queued behind it are posted too, so that one flush serves them all
+             * (the quiets of every CTA of a kernel, say), but never more than 64 requests later. */
+            if (owed > done && (++behind >= 64 || !gshmemi_fifo_take(&px.host, pos, &r))) {
+                if (flush_all() != GSHMEMI_OK) {
+                    GSHMEMI_ERROR("proxy", "completing the requests before %llu failed", (unsigned long long)owed);
+                    gshmemi_fifo_fail(&px.host, done);
+                    break;
+                }
+                gshmemi_fifo_complete(&px.host, pos);
+                done = pos;
+                behind = 0;
+            }
             idle_rounds = 0;
             continue;
         }
