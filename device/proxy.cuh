@@ -7,8 +7,9 @@
  * A failure of the proxy (reported on the host with the request, the peer and the cause) makes the
  * waiting call report and trap.
  *
- * The functions are __noinline__: the P2P path of every routine keeps its registers, and only a
- * call to a remote PE pays for the call. */
+ * Inline where that keeps the P2P path's registers closest to what they were (ptxas counts a
+ * kernel's registers over every function it calls, and a call costs the caller registers too);
+ * out of line (__noinline__) for the group-scope copies, put-with-signal, quiet and the report. */
 #ifndef GSHMEM_DEVICE_PROXY_CUH
 #define GSHMEM_DEVICE_PROXY_CUH
 
@@ -35,7 +36,7 @@ static __device__ __noinline__ void gshmemi_proxy_fail(int status, const char *r
 }
 
 /* Posts one request; returns its ticket. */
-static __device__ __noinline__ uint64_t gshmemi_proxy_post(int op, int pe, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+static __device__ __forceinline__ uint64_t gshmemi_proxy_post(int op, int pe, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
                                                            uint64_t a5, uint64_t a6, const char *routine)
 {
     const gshmemi_proxy_fifo_t *f = &gshmemi_dstate.proxy;
@@ -47,14 +48,14 @@ static __device__ __noinline__ uint64_t gshmemi_proxy_post(int op, int pe, uint6
 }
 
 /* Waits until request t (and every earlier one) is complete. */
-static __device__ __noinline__ void gshmemi_proxy_wait(uint64_t t, int pe, const char *routine)
+static __device__ __forceinline__ void gshmemi_proxy_wait(uint64_t t, int pe, const char *routine)
 {
     int st = gshmemi_fifo_wait_done(&gshmemi_dstate.proxy, t);
     if (st != GSHMEMI_FIFO_OK) gshmemi_proxy_fail(st, routine, pe, t);
 }
 
 /* Waits for the result of request t (a fetching atomic, a g). */
-static __device__ __noinline__ uint64_t gshmemi_proxy_result(uint64_t t, int pe, const char *routine)
+static __device__ __forceinline__ uint64_t gshmemi_proxy_result(uint64_t t, int pe, const char *routine)
 {
     uint64_t v = 0;
     int st = gshmemi_fifo_wait_ret(&gshmemi_dstate.proxy, t, &v);
@@ -86,13 +87,13 @@ static __device__ __noinline__ void gshmemi_proxy_rma(int op, void *dest, const 
 }
 
 /* A value of width bytes stored at sym on pe (shmem_TYPE_p). */
-static __device__ __noinline__ void gshmemi_proxy_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
+static __device__ __forceinline__ void gshmemi_proxy_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
 {
     (void)gshmemi_proxy_post(GSHMEMI_PROXY_PUT_VALUE, pe, gshmemi_sym_offset(sym), bits, width, 0, 0, 0, routine);
 }
 
 /* The width-byte value at sym on pe (shmem_TYPE_g), read through the proxy into a result slot. */
-static __device__ __noinline__ uint64_t gshmemi_proxy_g(const void *sym, size_t width, int pe, const char *routine)
+static __device__ __forceinline__ uint64_t gshmemi_proxy_g(const void *sym, size_t width, int pe, const char *routine)
 {
     uint64_t t = gshmemi_proxy_post(GSHMEMI_PROXY_GET, pe, gshmemi_sym_offset(sym), 0, width, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
     return gshmemi_proxy_result(t, pe, routine);
