@@ -7,7 +7,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proxy_fifo.h"
+/* The host proxy's FIFO as producers and the consumer see it (the operations on it: proxy_fifo.h).
+ * slots and ret point at struct gshmemi_proxy_req / gshmemi_proxy_ret of proxy_fifo.h. */
+typedef struct gshmemi_proxy_fifo {
+    struct gshmemi_proxy_req *slots; /* [size] pinned host memory (device-mapped pointer on the device copy) */
+    struct gshmemi_proxy_ret *ret;   /* [size] pinned: results by ticket % size */
+    uint64_t *tail;                  /* next ticket to hand out (producers' atomic counter; device memory on the GPU) */
+    uint64_t *head_cache;            /* producers' cached copy of *head (device memory on the GPU) */
+    volatile uint64_t *head;         /* pinned, written by the consumer: tickets < *head are off the FIFO, their slots free */
+    volatile uint64_t *done;         /* pinned, written by the consumer: every request with ticket < *done is complete */
+    volatile uint64_t *error;        /* pinned: 0, or (ticket of the request that failed) + 1 */
+    uint32_t size;                   /* slots, a power of two */
+    uint32_t pad_;
+    uint64_t timeout_ns;             /* bound of every producer wait (0 = never) */
+} gshmemi_proxy_fifo_t;
 
 /* pSync geometry. Every team owns one slot of a pool reserved at init (the same offsets on every
  * PE); a slot holds a barrier area per slice (a CTA of a multi-CTA collective, or the one group of

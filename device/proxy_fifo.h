@@ -39,6 +39,8 @@
 #include <sched.h>
 #include <time.h>
 
+#include "layout.h"
+
 /* as gshmem/types.h defines it (not included: types.h brings this header in through layout.h) */
 #ifndef GSHMEMI_HD_INLINE
 #ifdef __CUDACC__
@@ -90,18 +92,8 @@ enum {
     GSHMEMI_PROXY_NOP
 };
 
-typedef struct gshmemi_proxy_fifo {
-    gshmemi_proxy_req_t *slots; /* [size] pinned host memory (device-mapped pointer on the device copy) */
-    gshmemi_proxy_ret_t *ret;   /* [size] pinned: results by ticket % size */
-    uint64_t *tail;             /* next ticket to hand out (producers' atomic counter; device memory on the GPU) */
-    uint64_t *head_cache;       /* producers' cached copy of *head (device memory on the GPU) */
-    volatile uint64_t *head;    /* pinned, written by the consumer: tickets < *head are off the FIFO, their slots free */
-    volatile uint64_t *done;    /* pinned, written by the consumer: every request with ticket < *done is complete */
-    volatile uint64_t *error;   /* pinned: 0, or (ticket of the request that failed) + 1 */
-    uint32_t size;              /* slots, a power of two */
-    uint32_t pad_;
-    uint64_t timeout_ns;        /* bound of every producer wait (0 = never) */
-} gshmemi_proxy_fifo_t;
+/* gshmemi_proxy_fifo_t, the descriptor producers and the consumer share, is in layout.h: the
+ * device state holds one, and layout.h is part of every user's include (plain C99 there). */
 
 /* Status codes of the producer calls. */
 enum {
