@@ -39,16 +39,7 @@
 #include <sched.h>
 #include <time.h>
 
-#include "layout.h"
-
-/* as gshmem/types.h defines it (not included: types.h brings this header in through layout.h) */
-#ifndef GSHMEMI_HD_INLINE
-#ifdef __CUDACC__
-#define GSHMEMI_HD_INLINE static __host__ __device__ inline
-#else
-#define GSHMEMI_HD_INLINE static inline
-#endif
-#endif
+#include "gshmem/types.h" /* GSHMEMI_HD_INLINE; gshmemi_proxy_fifo_t (device/layout.h) */
 
 #ifdef __cplusplus
 #define GSHMEMI_FIFO_ALIGN(n) alignas(n)

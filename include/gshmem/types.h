@@ -65,12 +65,10 @@ enum {
 };
 
 /* Internal helpers compiled for the host and, under nvcc, for the device too. */
-#ifndef GSHMEMI_HD_INLINE
 #ifdef __CUDACC__
 #define GSHMEMI_HD_INLINE static __host__ __device__ inline
 #else
 #define GSHMEMI_HD_INLINE static inline
-#endif
 #endif
 
 /* `a cmp b` for the SHMEM_CMP_* operators: one rule for the device waits and the host's. */

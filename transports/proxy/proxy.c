@@ -30,6 +30,7 @@ static struct {
     void *block;                      /* pinned: slots, results, head, done, error */
     uint64_t *dmem;                   /* device memory: the producers' tail and head cache */
     uint64_t *scratch;                /* pinned: [0] a g's value, [1] a fetched old value */
+    cudaStream_t quiet_stream;        /* the host quiet's reads of the ticket count (no kernel waits on it) */
     gshmemi_proxy_backend_t *copy, *verbs;
     int verbs_state;                  /* VERBS_* */
     int verbs_connected;              /* every PE opened verbs and they connected: chunks are registered (collective) */
@@ -289,6 +290,7 @@ static int alloc_fifo(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_fifo_t *dev)
     GSHMEMI_CUDACHECK(cudaHostAlloc((void **)&px.scratch, 2 * sizeof(uint64_t), cudaHostAllocMapped | cudaHostAllocPortable));
     GSHMEMI_CUDACHECK(cudaMalloc((void **)&px.dmem, 2 * 64));
     GSHMEMI_CUDACHECK(cudaMemset(px.dmem, 0, 2 * 64));
+    GSHMEMI_CUDACHECK(cudaStreamCreateWithFlags(&px.quiet_stream, cudaStreamNonBlocking));
     /* the device's view: the pinned parts through their device addresses, tail and head cache
      * in device memory (the producers' atomics stay on the GPU) */
     *dev = px.host;
@@ -386,19 +388,16 @@ static int proxy_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
 }
 
 /* Waits until the proxy has completed every request this PE's device code posted so far: the
- * producers' ticket count (device memory, read on a private stream so that no running kernel is
- * waited for) against the completion count. Bounded by GSHMEM_PEER_TIMEOUT. */
+ * producers' ticket count (device memory, read on the proxy's own stream so that no running
+ * kernel is waited for) against the completion count. Bounded by GSHMEM_PEER_TIMEOUT. */
 static int proxy_quiet(gshmemi_transport_ctx_t *ctx)
 {
     uint64_t posted = 0;
-    cudaStream_t s;
     struct timespec t0, now;
 
     if (!px.thread_started) return GSHMEMI_OK;
-    GSHMEMI_CUDACHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    cudaError_t err = cudaMemcpyAsync(&posted, px.dmem, sizeof(posted), cudaMemcpyDeviceToHost, s);
-    if (err == cudaSuccess) err = cudaStreamSynchronize(s);
-    cudaStreamDestroy(s);
+    cudaError_t err = cudaMemcpyAsync(&posted, px.dmem, sizeof(posted), cudaMemcpyDeviceToHost, px.quiet_stream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(px.quiet_stream);
     if (err != cudaSuccess) {
         GSHMEMI_ERROR("proxy", "reading the proxy's request count: %s", cudaGetErrorString(err));
         return GSHMEMI_ERR_CUDA;
@@ -437,6 +436,7 @@ static int proxy_finalize(gshmemi_transport_ctx_t *ctx)
     }
     if (px.copy) gshmemi_proxy_backend_copy.close(px.copy);
     if (px.verbs) gshmemi_proxy_backend_verbs.close(px.verbs);
+    if (px.quiet_stream) cudaStreamDestroy(px.quiet_stream);
     if (px.dmem) cudaFree(px.dmem);
     if (px.block) cudaFreeHost(px.block);
     if (px.scratch) cudaFreeHost(px.scratch);
