@@ -11,6 +11,7 @@
 
 #define LL_THREADS 256     /* one LL line of a 256-line buffer per thread */
 #define DIRECT_THREADS 512
+#define REMOTE_SLICES 8    /* CTAs of an on-stream collective of a team with remote members, at most */
 #define DIRECT_SLICE_BYTES (16u << 10) /* bytes moved per PE that justify one more CTA */
 
 static_assert(GSHMEMI_LL_SLICE_DATA / 8 == LL_THREADS, "one LL line per thread");
@@ -195,6 +196,10 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
         size_t chunks = (blk + per - 1) / per;
         int most = gshmemi_proto_slices(t, a->proto);
         slices = chunks < (size_t)most ? (int)chunks : most;
+        /* A team with remote members moves its data through the proxy, which more CTAs do not
+         * speed up; and the copy backend's device-to-device copies run on SMs (measured: they
+         * wait while a kernel holds every SM slot), so this kernel leaves most of them free. */
+        if (t->has_remote && slices > REMOTE_SLICES) slices = REMOTE_SLICES;
         threads = a->proto == GSHMEMI_PROTO_LL ? LL_THREADS : DIRECT_THREADS;
     }
     return launch(k, slices, threads, stream, *t, *a);

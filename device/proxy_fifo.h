@@ -153,15 +153,17 @@ GSHMEMI_HD_INLINE uint64_t gshmemi_fifo_now_ns(void)
 /* One miss of a wait: 1 when timeout_ns has passed since the first miss, else backs off and 0.
  * The clock is read only once the condition has failed, so a wait that succeeds at once costs
  * no clock read. Device: __nanosleep doubling 32..1024 ns (yields the SM's issue slots to the
- * other warps). Host: a few pause spins, then sched_yield (the producer may share its core with
- * the consumer). */
+ * other warps), 8 us after 32 misses. Host: a few pause spins, then sched_yield (the producer
+ * may share its core with the consumer). */
 GSHMEMI_HD_INLINE int gshmemi_fifo_waiter_miss(const gshmemi_proxy_fifo_t *f, gshmemi_fifo_waiter_t *w)
 {
     uint64_t now = gshmemi_fifo_now_ns();
     if (w->start == 0) w->start = now ? now : 1;
     else if (f->timeout_ns && now - w->start >= f->timeout_ns) return 1;
 #ifdef __CUDA_ARCH__
-    unsigned ns = 32u << (w->spins < 5 ? w->spins : 5);
+    /* these loads cross the bus to host memory: thousands of threads waiting at 1 us each would
+     * flood it and slow the proxy's own work, so a wait past ~30 us polls every 8 us */
+    unsigned ns = w->spins < 32 ? 32u << (w->spins < 5 ? w->spins : 5) : 8192u;
     __nanosleep(ns);
 #else
     if (w->spins < 16) {
@@ -189,18 +191,17 @@ GSHMEMI_HD_INLINE uint64_t gshmemi_fifo_load_error(const gshmemi_proxy_fifo_t *f
 
 /* ---- producers (host and device) -------------------------------------------------------------- */
 
-/* Waits until the n slots of tickets [ticket, ticket + n) are free: ticket + n <= head + size.
- * The second half of gshmemi_fifo_reserve, for a caller that owns those tickets (after a TIMEOUT
- * it may call this again). */
-GSHMEMI_HD_INLINE int gshmemi_fifo_wait_free(const gshmemi_proxy_fifo_t *f, uint64_t ticket, uint32_t n)
-{
-    uint64_t need = ticket + n; /* free when need <= head + size */
-#ifdef __CUDA_ARCH__
-    uint64_t hc = gshmemi_fifo_ld_acquire_gpu(f->head_cache);
+/* Out of line on the GPU: the loop of a full FIFO is cold, and inlined it would sit in the
+ * middle of every caller's code (and of the P2P path that branches around it). */
+#ifdef __CUDACC__
+#define GSHMEMI_FIFO_COLD static __host__ __device__ __noinline__
 #else
-    uint64_t hc = __atomic_load_n(f->head_cache, __ATOMIC_ACQUIRE);
+#define GSHMEMI_FIFO_COLD static inline
 #endif
-    if (need <= hc + f->size) return GSHMEMI_FIFO_OK;
+
+/* The slow half of gshmemi_fifo_wait_free: the FIFO looked full by head_cache = hc. */
+GSHMEMI_FIFO_COLD int gshmemi_fifo_wait_free_slow(const gshmemi_proxy_fifo_t *f, uint64_t need, uint64_t hc)
+{
     gshmemi_fifo_waiter_t w = {0, 0};
     for (;;) {
 #ifdef __CUDA_ARCH__
@@ -226,6 +227,21 @@ GSHMEMI_HD_INLINE int gshmemi_fifo_wait_free(const gshmemi_proxy_fifo_t *f, uint
         if (gshmemi_fifo_load_error(f)) return GSHMEMI_FIFO_FAILED;
         if (gshmemi_fifo_waiter_miss(f, &w)) return GSHMEMI_FIFO_TIMEOUT;
     }
+}
+
+/* Waits until the n slots of tickets [ticket, ticket + n) are free: ticket + n <= head + size.
+ * The second half of gshmemi_fifo_reserve, for a caller that owns those tickets (after a TIMEOUT
+ * it may call this again). */
+GSHMEMI_HD_INLINE int gshmemi_fifo_wait_free(const gshmemi_proxy_fifo_t *f, uint64_t ticket, uint32_t n)
+{
+    uint64_t need = ticket + n; /* free when need <= head + size */
+#ifdef __CUDA_ARCH__
+    uint64_t hc = gshmemi_fifo_ld_acquire_gpu(f->head_cache);
+#else
+    uint64_t hc = __atomic_load_n(f->head_cache, __ATOMIC_ACQUIRE);
+#endif
+    if (need <= hc + f->size) return GSHMEMI_FIFO_OK;
+    return gshmemi_fifo_wait_free_slow(f, need, hc);
 }
 
 /* Takes n consecutive tickets (*ticket = the first) and waits until their n slots are free.

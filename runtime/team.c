@@ -177,6 +177,7 @@ int gshmemi_teams_init(void)
     }
     GSHMEMI_CHECK(gshmemi_heap_ensure_backed(&st->heap, gshmemi_alloc_high_water(st->heap.alloc)));
     GSHMEMI_CUDACHECK(cudaMemset(st->team_scratch, 0, 256));
+    GSHMEMI_CUDACHECK(cudaHostAlloc((void **)&st->team_mask, 2 * sizeof(uint64_t), cudaHostAllocPortable));
 
     st->teams = calloc((size_t)st->max_teams, sizeof(*st->teams));
     if (!st->teams) return GSHMEMI_ERR_NOMEM;
@@ -206,6 +207,7 @@ void gshmemi_teams_fini(void)
     cudaFree(st->d_teams);
     cudaFree(st->d_seq);
     cudaFree(st->d_simple_steps);
+    if (st->team_mask) cudaFreeHost(st->team_mask);
     cudaFree(st->d_team_simple_steps);
     free(st->teams);
 }
@@ -274,15 +276,17 @@ static int agree_slot(shmem_team_t parent, int *slot)
 
     for (int i = FIRST_USER_TEAM; i < st->max_teams; i++)
         if (!st->teams[i].in_use) mask |= 1ull << i;
-    GSHMEMI_CUDACHECK(cudaMemcpyAsync(st->team_scratch, &mask, sizeof(mask), cudaMemcpyHostToDevice, st->stream));
+    st->team_mask[0] = mask;
+    GSHMEMI_CUDACHECK(cudaMemcpyAsync(st->team_scratch, st->team_mask, sizeof(mask), cudaMemcpyHostToDevice, st->stream));
     a.kind = GSHMEMI_COLL_REDUCE;
     a.dest = st->team_scratch + 8;
     a.src = st->team_scratch;
     a.nelems = 1;
     a.es = 8;
     GSHMEMI_CHECK(gshmemi_coll_launch("shmem_team_split", parent, &a, GSHMEMI_DT_UINT64, GSHMEMI_OP_AND, st->stream));
-    GSHMEMI_CUDACHECK(cudaMemcpyAsync(&mask, st->team_scratch + 8, sizeof(mask), cudaMemcpyDeviceToHost, st->stream));
+    GSHMEMI_CUDACHECK(cudaMemcpyAsync(st->team_mask + 1, st->team_scratch + 8, sizeof(mask), cudaMemcpyDeviceToHost, st->stream));
     GSHMEMI_CUDACHECK(cudaStreamSynchronize(st->stream));
+    mask = st->team_mask[1];
     *slot = mask ? __builtin_ctzll(mask) : -1;
     return GSHMEMI_OK;
 }

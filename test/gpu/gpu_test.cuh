@@ -31,6 +31,7 @@
 static inline void gt_skip_without_gpu(void)
 {
     int n = 0;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines reach a log even when a timeout kills the test */
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
         fprintf(stderr, "no GPU on this host: skipped\n");
         exit(77);

@@ -18,13 +18,27 @@ ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 if [ "${ngpus:-0}" -lt 1 ]; then echo "run-suite: no GPU" >&2; exit 77; fi
 mps=0
 if [ "$npes" -gt "$ngpus" ]; then
-    export CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d) CUDA_MPS_LOG_DIRECTORY=$(mktemp -d)
-    nvidia-cuda-mps-control -d || { echo "run-suite: cannot start MPS" >&2; exit 1; }
     mps=1
     per_gpu=$(( (npes + ngpus - 1) / ngpus ))
     export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$(( 100 / per_gpu ))
-    trap 'echo quit | nvidia-cuda-mps-control' EXIT
 fi
+# A daemon of its own for every test: a PE killed by a timeout leaves the MPS server in a state
+# where the next clients fail ("unspecified launch failure"), which would blame the later tests.
+mps_start() {
+    [ $mps = 1 ] || return 0
+    export CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d) CUDA_MPS_LOG_DIRECTORY=$(mktemp -d)
+    nvidia-cuda-mps-control -d || { echo "run-suite: cannot start MPS" >&2; exit 1; }
+    mps_up=1
+}
+mps_up=0
+mps_stop() {
+    [ $mps_up = 1 ] || return 0
+    mps_up=0
+    echo quit | nvidia-cuda-mps-control
+    # the daemon quits once its server has; the next test's daemon must not meet this one's
+    for _ in $(seq 50); do pgrep -f "nvidia-cuda-mps-(control|server)" >/dev/null || break; sleep 0.1; done
+}
+trap mps_stop EXIT
 
 # GSHMEM_TEST_HOSTS=K: the PEs act as hosts of K PEs each (as-hosts.sh sets GSHMEM_HOST_ID)
 wrap=()
@@ -33,6 +47,7 @@ wrap=()
 tmo=${RUN_SUITE_TIMEOUT:-580} # seconds per test
 fail=0 pass=0
 for t in "${tests[@]}"; do
+    mps_start
     start=$(date +%s%N)
     if timeout $((tmo + 20)) "$build/runtime/tools/gshmemrun" -n "$npes" --timeout "$tmo" "${wrap[@]}" "$build/test/test_$t"; then
         pass=$((pass + 1)); st=PASS
@@ -40,6 +55,7 @@ for t in "${tests[@]}"; do
         fail=$((fail + 1)); st=FAIL
     fi
     ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    mps_stop
     printf 'run-suite: %s %s with %d PEs on %d GPUs%s (%d ms)\n' "$st" "$t" "$npes" "$ngpus" \
         "$([ $mps = 1 ] && echo ", MPS")" "$ms"
 done

@@ -319,8 +319,11 @@ int main(void)
     GSHMEM_AMO_BITWISE_TYPES(RUN_BIT)
     if (me == 0) printf("ok bitwise AMOs (fetch_and/and/fetch_or/or/fetch_xor/xor, _nbi) x 7 types, device and host: %d values checked\n", g_ops);
 
-    /* 2. contention: 132x256 threads (16x256 in quick mode) on every PE against one word of one PE */
-    const int quick = gt_quick(), ctas = quick ? 16 : 132;
+    /* 2. contention: 132x256 threads (16x256 in quick mode, or where a peer is remote: each of its
+     * atomics is a request the proxy completes in turn) on every PE against one word of one PE */
+    int remote_peers = 0;
+    for (int t = 0; t < n; t++) remote_peers += shmem_ptr(g_words, t) == NULL;
+    const int quick = gt_quick() || remote_peers, ctas = quick ? 16 : 132;
     const unsigned long long total = (unsigned long long)ctas * 256ull * (unsigned long long)n;
     const size_t nmap = (size_t)(total / 32);
     int *sum = (int *)shmem_calloc(1, sizeof(int));

@@ -23,7 +23,7 @@ enum { DATA = 0, ATOMIC = 1 };
 
 struct gshmemi_proxy_backend {
     gshmemi_transport_ctx_t *ctx;
-    cudaStream_t *stream; /* [n_pes][2] (DATA, ATOMIC), created on first use */
+    cudaStream_t *stream; /* [n_pes][2] (DATA, ATOMIC) of the peers served, made at connect */
     cudaEvent_t *event;   /* [n_pes][2] ordering points between a PE's two streams */
     char *busy;           /* [n_pes][2] work posted since the stream was last seen idle */
     uint64_t *staging;    /* pinned [STAGING_SLOTS] */
@@ -51,15 +51,34 @@ static int copy_open(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **out
     return GSHMEMI_OK;
 }
 
-/* Every peer routed here must be mapped (P2P maps each PE of this machine whose GPU ours reaches). */
+/* Both streams of pe, at the highest priority (a request's copy or atomic goes ahead of the
+ * application's queued work), with their events. */
+static int make_streams(gshmemi_proxy_backend_t *be, int pe)
+{
+    int least = 0, greatest = 0;
+    GSHMEMI_CUDACHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    for (int which = DATA; which <= ATOMIC; which++) {
+        const size_t i = 2 * (size_t)pe + which;
+        GSHMEMI_CUDACHECK(cudaStreamCreateWithPriority(&be->stream[i], cudaStreamNonBlocking, greatest));
+        GSHMEMI_CUDACHECK(cudaEventCreateWithFlags(&be->event[i], cudaEventDisableTiming));
+    }
+    return GSHMEMI_OK;
+}
+
+/* Every peer routed here must be mapped (P2P maps each PE of this machine whose GPU ours reaches).
+ * Its streams are made now, at init: the proxy thread makes no CUDA object while a kernel waits
+ * for it. */
 static int copy_connect(gshmemi_proxy_backend_t *be, const void *blobs, const int *serve)
 {
     (void)blobs, (void)serve;
-    for (int pe = 0; pe < be->ctx->n_pes; pe++)
-        if (be->ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY && !be->ctx->host_view[pe]) {
+    for (int pe = 0; pe < be->ctx->n_pes; pe++) {
+        if (be->ctx->route[pe] != GSHMEMI_ROUTE_PROXY_COPY) continue;
+        if (!be->ctx->host_view[pe]) {
             GSHMEMI_ERROR("proxy", "copy backend: PE %d's heap is not mapped here", pe);
             return GSHMEMI_ERR_UNSUPPORTED;
         }
+        GSHMEMI_CHECK(make_streams(be, pe));
+    }
     return GSHMEMI_OK;
 }
 
@@ -69,16 +88,12 @@ static int copy_register_chunk(gshmemi_proxy_backend_t *be, const gshmemi_heap_c
     return GSHMEMI_OK;
 }
 
-/* Stream `which` of pe (created on first use, with its event), marked busy. */
+/* Stream `which` of pe (made at connect), marked busy. */
 static cudaStream_t stream_of(gshmemi_proxy_backend_t *be, int pe, int which)
 {
     const size_t i = 2 * (size_t)pe + which;
-    int least = 0, greatest = 0;
-    /* the highest priority: a request's copy or atomic goes ahead of the application's queued work */
-    if (!be->stream[i] && (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess ||
-                           cudaStreamCreateWithPriority(&be->stream[i], cudaStreamNonBlocking, greatest) != cudaSuccess ||
-                           cudaEventCreateWithFlags(&be->event[i], cudaEventDisableTiming) != cudaSuccess)) {
-        GSHMEMI_ERROR("proxy", "copy backend: cannot create a stream for PE %d: %s", pe, cudaGetErrorString(cudaGetLastError()));
+    if (!be->stream[i]) {
+        GSHMEMI_ERROR("proxy", "copy backend: PE %d is not served by this backend", pe);
         return NULL;
     }
     be->busy[i] = 1;

@@ -107,6 +107,9 @@ static int handle(const gshmemi_proxy_req_t *r, uint64_t t, int *defer)
         return GSHMEMI_ERR_REMOTE;
     }
     be = any_pe ? NULL : backend_of(pe, &ops);
+    GSHMEMI_TRACE("proxy", "request %llu: %s to PE %d (%#llx %#llx %#llx %#llx %#llx %#llx)", (unsigned long long)t, op_name(op), pe,
+                  (unsigned long long)r->arg[1], (unsigned long long)r->arg[2], (unsigned long long)r->arg[3],
+                  (unsigned long long)r->arg[4], (unsigned long long)r->arg[5], (unsigned long long)r->arg[6]);
     switch (op) {
     case GSHMEMI_PROXY_PUT:
         flags = (unsigned)r->arg[4];
@@ -241,6 +244,7 @@ static void *proxy_main(void *arg)
                     break;
                 }
                 gshmemi_fifo_complete(&px.host, pos);
+                GSHMEMI_TRACE("proxy", "requests before %llu complete (flushed)", (unsigned long long)pos);
                 done = pos;
                 behind = 0;
             }
@@ -256,6 +260,7 @@ static void *proxy_main(void *arg)
             }
             if (idle) {
                 gshmemi_fifo_complete(&px.host, pos);
+                GSHMEMI_TRACE("proxy", "requests before %llu complete", (unsigned long long)pos);
                 done = pos;
             }
         }
