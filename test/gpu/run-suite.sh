@@ -2,7 +2,7 @@
 # Runs every GPU functional test with N PEs: run-suite.sh BUILD_DIR N [test ...]
 # The environment reaches every PE: GSHMEM_REMOTE_TRANSPORT=proxy GSHMEM_DISABLE_P2P=1 runs the
 # suite with every peer remote; GSHMEM_TEST_HOSTS=K makes hosts of K PEs (GSHMEM_HOST_ID).
-# RUN_SUITE_TIMEOUT: seconds each test may run (default 580).
+# RUN_SUITE_TIMEOUT: seconds each test may run (default 580). RUN_SUITE_MPS=0: no MPS daemon.
 # With more PEs than GPUs, PEs share GPUs; an MPS daemon is started for the run (without it the
 # kernels of PEs on one GPU are time-sliced and a spinning PE can starve its peer), and each PE
 # gets its share of the SMs. The GPU's compute mode is never changed.
@@ -17,7 +17,8 @@ export GSHMEM_SYMMETRIC_SIZE=${GSHMEM_SYMMETRIC_SIZE:-2G}
 ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 if [ "${ngpus:-0}" -lt 1 ]; then echo "run-suite: no GPU" >&2; exit 77; fi
 mps=0
-if [ "$npes" -gt "$ngpus" ]; then
+# RUN_SUITE_MPS=0: no MPS even where PEs share a GPU (their kernels are then time-sliced: slow)
+if [ "$npes" -gt "$ngpus" ] && [ "${RUN_SUITE_MPS:-1}" != 0 ]; then
     mps=1
     per_gpu=$(( (npes + ngpus - 1) / ngpus ))
     export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$(( 100 / per_gpu ))

@@ -491,7 +491,20 @@ int main(int argc, char **argv)
         shmem_barrier_all();
         shmem_free(src);
         shmem_free(dest);
-
+        GT_CUDA(cudaFree(rc));
+    }
+    /* The _grid forms refuse a team with members reached through the proxy (a trap with a message,
+     * README "Collectives with remote members"): run them where every peer is P2P. */
+    int remote_peers = 0;
+    char *probe = (char *)shmem_malloc(8);
+    for (int t = 0; t < npes; t++) remote_peers += shmem_ptr(probe, t) == NULL;
+    shmem_free(probe);
+    if (remote_peers && me == 0) printf("test_coll: _grid forms skipped (%d peers reached through the proxy)\n", remote_peers);
+    if (!remote_peers) {
+        int *rc;
+        GT_CUDA(cudaMalloc((void **)&rc, sizeof(int)));
+        GT_CUDA(cudaMemset(rc, 0, sizeof(int)));
+        int h = 0;
         const size_t gn = ((quick ? 1u : 32u) << 20) / 4;
         float *gsrc = (float *)shmem_malloc(gn * 4), *gdest = (float *)shmem_malloc(gn * 4);
         fill_kernel<float><<<264, 256>>>(gsrc, gn, me, GSHMEMI_OP_SUM);
