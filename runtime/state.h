@@ -50,8 +50,8 @@ typedef struct {
     char *psync_pool;              /* symmetric: max_teams slots of psync_slot bytes */
     size_t psync_slot;
     uint64_t *team_scratch;        /* symmetric: 2 words for agreeing on a free slot */
-    uint64_t *team_mask;           /* pinned: the host's side of that agreement (a pageable copy would block on the
-                                    * stream while holding the CUDA runtime's locks, and the proxy thread with them) */
+    uint64_t *team_mask;           /* pinned: the host's side of that agreement (copies to and from pageable memory
+                                    * are synchronous; these stay ordered on the stream like the rest) */
     char *simple_pool;             /* symmetric: the world team's SIMPLE flags and buffers, or NULL */
     char *ll128_pool;              /* symmetric: the world team's LL128 buffers, or NULL */
     uint64_t *d_simple_steps;      /* the world team's SIMPLE step counters (device memory) */

@@ -256,6 +256,7 @@ static void *proxy_main(void *arg)
                 }
                 gshmemi_fifo_complete(&px.host, pos);
                 GSHMEMI_TRACE("proxy", "requests before %llu complete (flushed)", (unsigned long long)pos);
+                waiting_since = 0;
                 done = pos;
                 behind = 0;
             }
