@@ -26,8 +26,9 @@ need_cmd pkg-config pkg-config
 need_cmd meson meson
 need_cmd ninja ninja-build
 need_cmd python3 python3
-# the verbs backend's headers (libibverbs itself is loaded at run time, only where present)
-[ -f /usr/include/infiniband/verbs.h ] || missing+=(libibverbs-dev)
+# the verbs backend's headers (libibverbs itself is loaded at run time, only where present), and
+# mlx5dv.h, which test_mlx5_wqe checks device/mlx5_wqe.h against (same package)
+[ -f /usr/include/infiniband/verbs.h ] && [ -f /usr/include/infiniband/mlx5dv.h ] || missing+=(libibverbs-dev)
 want_pc cmocka libcmocka-dev
 want_pc pmix libpmix-dev
 want_cmd mpirun openmpi-bin
