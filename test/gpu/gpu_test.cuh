@@ -38,6 +38,15 @@ static inline void gt_skip_without_gpu(void)
     }
 }
 
+/* How many PEs sym cannot be reached at by load/store (shmem_ptr NULL: peers served by the proxy).
+ * Tests bound their one-request-per-element cases by it. */
+static inline int gt_remote_peers(const void *sym)
+{
+    int n = 0;
+    for (int pe = 0; pe < shmem_n_pes(); pe++) n += shmem_ptr(sym, pe) == NULL;
+    return n;
+}
+
 /* GSHMEM_TEST_QUICK=1 (a test knob, not a runtime setting): fewer sizes, rounds and repeats,
  * every data check kept, so a run under compute-sanitizer (10-100x slower, PEs time-sliced on one
  * GPU) takes minutes. test/gpu/run-sanitizer.sh sets it. */

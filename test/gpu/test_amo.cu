@@ -321,9 +321,7 @@ int main(void)
 
     /* 2. contention: 132x256 threads (16x256 in quick mode, or where a peer is remote: each of its
      * atomics is a request the proxy completes in turn) on every PE against one word of one PE */
-    int remote_peers = 0;
-    for (int t = 0; t < n; t++) remote_peers += shmem_ptr(g_words, t) == NULL;
-    const int quick = gt_quick() || remote_peers, ctas = quick ? 16 : 132;
+    const int quick = gt_quick() || gt_remote_peers(g_words) > 0, ctas = quick ? 16 : 132;
     const unsigned long long total = (unsigned long long)ctas * 256ull * (unsigned long long)n;
     const size_t nmap = (size_t)(total / 32);
     int *sum = (int *)shmem_calloc(1, sizeof(int));

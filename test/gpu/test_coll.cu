@@ -495,9 +495,8 @@ int main(int argc, char **argv)
     }
     /* The _grid forms refuse a team with members reached through the proxy (a trap with a message,
      * README "Collectives with remote members"): run them where every peer is P2P. */
-    int remote_peers = 0;
     char *probe = (char *)shmem_malloc(8);
-    for (int t = 0; t < npes; t++) remote_peers += shmem_ptr(probe, t) == NULL;
+    const int remote_peers = gt_remote_peers(probe);
     shmem_free(probe);
     if (remote_peers && me == 0) printf("test_coll: _grid forms skipped (%d peers reached through the proxy)\n", remote_peers);
     if (!remote_peers) {

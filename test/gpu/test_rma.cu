@@ -83,8 +83,7 @@ int main(int argc, char **argv)
     unsigned char *src = (unsigned char *)shmem_malloc(slot);
     GT_CHECK(recv && src, "shmem_malloc of %zu bytes failed", slot * npes);
     GT_CHECK(shmem_ptr(recv, me) == recv, "shmem_ptr to self must be the address itself");
-    int remote_peers = 0;
-    for (int t = 0; t < npes; t++) remote_peers += shmem_ptr(recv, t) == NULL;
+    const int remote_peers = gt_remote_peers(recv);
 
     for (int v = 0; v < V_COUNT; v++) {
         for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]) && sizes[si] <= max_size; si++) {

@@ -1,4 +1,4 @@
-/* The copy backend's kernels (copy_kernels.cu); each returns a cudaError_t. */
+/* The copy backend's atomic kernel (copy_kernels.cu); each returns a cudaError_t. */
 #ifndef GSHMEMI_PROXY_COPY_H
 #define GSHMEMI_PROXY_COPY_H
 
@@ -10,7 +10,6 @@
 extern "C" {
 #endif
 
-int gshmemi_copy_store(void *addr, uint64_t value, int width, cudaStream_t stream);
 int gshmemi_copy_kernels_load(void);
 int gshmemi_copy_amo(void *word, int op, uint64_t value, uint64_t cond, int width, uint64_t *out, cudaStream_t stream);
 

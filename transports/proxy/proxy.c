@@ -175,13 +175,6 @@ static int handle(const gshmemi_proxy_req_t *r, uint64_t t, int *defer)
     return GSHMEMI_OK;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* The proxy thread on the CPUs of the GPU's NUMA node (sysfs local_cpulist of its PCI device). */
 static void place_thread(void)
 {
@@ -215,7 +208,7 @@ static void place_thread(void)
 static void *proxy_main(void *arg)
 {
     uint64_t pos = 0, done = 0, owed = 0; /* owed: a waited-for request below this is not complete yet */
-    double waiting_since = 0, reported = 0; /* GSHMEM_DEBUG=trace: since when requests wait for the backends */
+    uint64_t waiting_since = 0, reported = 0; /* GSHMEM_DEBUG=trace: since when (ns) requests wait for the backends */
     unsigned idle_rounds = 0, behind = 0;
     gshmemi_proxy_req_t r;
 
@@ -234,13 +227,16 @@ static void *proxy_main(void *arg)
                    gshmemi_proxy_req_op(&next) == GSHMEMI_PROXY_QUIET)
                 pos++;
             int defer = 0;
-            const double t0 = gshmemi_log_level >= GSHMEMI_LOG_TRACE ? now_s() : 0;
+            const uint64_t t0 = gshmemi_log_level >= GSHMEMI_LOG_TRACE ? gshmemi_fifo_now_ns() : 0;
             if (handle(&r, pos, &defer) != GSHMEMI_OK) {
                 gshmemi_fifo_fail(&px.host, pos);
                 break;
             }
-            if (t0 > 0 && now_s() - t0 > 0.05) /* a CUDA call of the backend that blocked */
-                GSHMEMI_TRACE("proxy", "request %llu took %.1f ms in the backend", (unsigned long long)pos, 1e3 * (now_s() - t0));
+            if (t0) { /* a CUDA call of the backend that blocked */
+                const uint64_t took = gshmemi_fifo_now_ns() - t0;
+                if (took > 50000000ull)
+                    GSHMEMI_TRACE("proxy", "request %llu took %.1f ms in the backend", (unsigned long long)pos, 1e-6 * (double)took);
+            }
             pos++;
             gshmemi_fifo_release(&px.host, pos);
             if (*px.host.done > done) done = *px.host.done;
@@ -266,12 +262,12 @@ static void *proxy_main(void *arg)
         if (done < pos) { /* nothing new: complete what the backends have finished */
             int idle = 0;
             if (gshmemi_log_level >= GSHMEMI_LOG_TRACE) { /* alive, and what it waits for */
-                const double t = now_s();
+                const uint64_t t = gshmemi_fifo_now_ns();
                 if (waiting_since == 0) waiting_since = reported = t;
-                else if (t - reported > 1.0) {
+                else if (t - reported > 1000000000ull) {
                     reported = t;
                     GSHMEMI_TRACE("proxy", "requests %llu..%llu posted %.1f s ago are not complete yet", (unsigned long long)done,
-                                  (unsigned long long)pos - 1, t - waiting_since);
+                                  (unsigned long long)pos - 1, 1e-9 * (double)(t - waiting_since));
                 }
             }
             if (all_idle(&idle) != GSHMEMI_OK) {
