@@ -60,6 +60,11 @@ GSHMEMI_DEV void gshmemi_coll_remote_slice(const gshmemi_team_dev_t &t, const gs
         return;
     }
     gshmemi_simple_slice<true>(t, a.nelems * a.es, slice, nslices, tid, nt, scope, gshmemi_exchange<OP, T>{t, a});
+    /* The proxy copies a routed step's chunk after this returns; the caller may then overwrite
+     * its source (the next on-stream call's input, say). Its requests complete first. */
+    gshmemi_scope_sync(scope);
+    if (tid == 0) gshmemi_proxy_quiet("collective");
+    gshmemi_scope_sync(scope);
 }
 
 template <int OP, typename T>

@@ -30,15 +30,18 @@ int gshmemi_driver_load(void)
         GSHMEMI_ERROR("cuda", "the CUDA driver reports no GPU on this host");
         return GSHMEMI_ERR_CUDA;
     }
-#define GSHMEMI_DRIVER_LOAD(fn)                                                                   \
-    err = cudaGetDriverEntryPointByVersion(#fn, (void **)&gshmemi_cu.fn, 12000, cudaEnableDefault, &q); \
-    if (err != cudaSuccess || q != cudaDriverEntryPointSuccess || !gshmemi_cu.fn) {               \
+#define GSHMEMI_DRIVER_LOAD_AS(field, name)                                                       \
+    err = cudaGetDriverEntryPointByVersion(name, (void **)&gshmemi_cu.field, 12000, cudaEnableDefault, &q); \
+    if (err != cudaSuccess || q != cudaDriverEntryPointSuccess || !gshmemi_cu.field) {            \
         GSHMEMI_ERROR("cuda", "the CUDA driver has no entry point %s (%s); a driver for CUDA 12.0 or newer is needed", \
-                      #fn, cudaGetErrorString(err));                                              \
+                      name, cudaGetErrorString(err));                                             \
         return GSHMEMI_ERR_CUDA;                                                                  \
     }
+#define GSHMEMI_DRIVER_LOAD(fn) GSHMEMI_DRIVER_LOAD_AS(fn, #fn)
     GSHMEMI_DRIVER_FUNCS(GSHMEMI_DRIVER_LOAD)
+    GSHMEMI_DRIVER_LOAD_AS(cuCtxCreate_12, "cuCtxCreate")
 #undef GSHMEMI_DRIVER_LOAD
+#undef GSHMEMI_DRIVER_LOAD_AS
     loaded = 1;
     return GSHMEMI_OK;
 }

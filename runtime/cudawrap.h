@@ -24,6 +24,9 @@ extern "C" {
     X(cuCtxGetCurrent)                                                                            \
     X(cuCtxSetCurrent)                                                                            \
     X(cuCtxGetDevice)                                                                             \
+    X(cuCtxDestroy)                                                                               \
+    X(cuCtxPushCurrent)                                                                           \
+    X(cuCtxPopCurrent)                                                                            \
     X(cuMemAddressReserve)                                                                        \
     X(cuMemAddressFree)                                                                           \
     X(cuMemCreate)                                                                                \
@@ -37,6 +40,7 @@ extern "C" {
     X(cuMemGetHandleForAddressRange)                                                              \
     X(cuMemGetAddressRange)                                                                       \
     X(cuPointerGetAttribute)                                                                      \
+    X(cuMemcpyPeerAsync)                                                                          \
     X(cuStreamWriteValue32)                                                                       \
     X(cuStreamWriteValue64)
 
@@ -44,6 +48,9 @@ typedef struct {
 #define GSHMEMI_DRIVER_FIELD(fn) __typeof__(&fn) fn;
     GSHMEMI_DRIVER_FUNCS(GSHMEMI_DRIVER_FIELD)
 #undef GSHMEMI_DRIVER_FIELD
+    /* cuCtxCreate as CUDA 12.0 defines it (its third version, with execution-affinity parameters;
+     * cuda.h's name is a later one) */
+    CUresult (*cuCtxCreate_12)(CUcontext *pctx, CUexecAffinityParam *params, int n_params, unsigned int flags, CUdevice dev);
 } gshmemi_driver_t;
 
 extern gshmemi_driver_t gshmemi_cu;

@@ -55,6 +55,7 @@ extern "C" {
     X(REMOTE_TRANSPORT, remote, "auto", ANY, "Transport of peers not reached by P2P: auto (IBGDA once it exists and sets up, else proxy) | proxy | ibgda | none (such a peer fails shmem_init)") \
     X(PROXY_BACKEND, backend, "auto", ANY, "How the host proxy moves data: auto (copy for PEs of this physical host, verbs for others) | copy | verbs") \
     X(PROXY_FIFO_SLOTS, int, "4096", CHECK(power_of_two, "a power of two, 64..1048576"), "Requests the proxy FIFO of a PE holds (64 bytes each, in pinned host memory)") \
+    X(PROXY_OWN_CONTEXT, int, "-1", RANGE(-1, 1), "The copy backend's CUDA work in a context of its own: 1 | 0 | -1 (auto: when the GPU runs under MPS, where work in the application's context can wait behind the kernels it queued)") \
     X(PROXY_INJECT_ERROR, int, "0", RANGE(0, INT_MAX), "Tests: the proxy fails its Nth request (1-based) as if the backend had, to show the reported error; 0: never") \
     X(IB_DEVICE, string, "", ANY, "RDMA device the verbs backend opens, optionally with its port (mlx5_0 or mlx5_0:1); unset: the first device with an active port")
 

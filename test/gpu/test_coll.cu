@@ -378,9 +378,17 @@ int main(int argc, char **argv)
     world.name = "WORLD";
     for (int i = 0; i < npes; i++) world.pes.push_back(i);
     EXPECT(shmem_team_n_pes(SHMEM_TEAM_WORLD) == npes && shmem_team_my_pe(SHMEM_TEAM_WORLD) == me, "WORLD queries");
-    EXPECT(shmem_team_n_pes(SHMEM_TEAM_SHARED) == npes && shmem_team_my_pe(SHMEM_TEAM_SHARED) == me, "SHARED is the whole host");
-    EXPECT(shmem_team_n_pes(SHMEMX_TEAM_NODE) == npes, "NODE");
-    EXPECT(shmem_team_n_pes(SHMEMX_TEAM_SAME_MYPE_NODE) == 1, "SAME_MYPE_NODE on one host");
+    /* hosts of k PEs by rank (GSHMEM_TEST_HOSTS, as-hosts.sh), else one host */
+    const char *hosts_env = getenv("GSHMEM_TEST_HOSTS");
+    int k = hosts_env ? atoi(hosts_env) : npes;
+    if (k < 1 || k > npes) k = npes;
+    const int host_n = npes - me / k * k < k ? npes - me / k * k : k, n_hosts = (npes + k - 1) / k;
+    int same_mype = 0;
+    for (int h = 0; h < n_hosts; h++) same_mype += h * k + me % k < npes;
+    EXPECT(shmem_team_n_pes(SHMEM_TEAM_SHARED) == host_n && shmem_team_my_pe(SHMEM_TEAM_SHARED) == me % k,
+           "SHARED is this PE's host (%d PEs), got %d", host_n, shmem_team_n_pes(SHMEM_TEAM_SHARED));
+    EXPECT(shmem_team_n_pes(SHMEMX_TEAM_NODE) == host_n, "NODE is this PE's host (%d PEs)", host_n);
+    EXPECT(shmem_team_n_pes(SHMEMX_TEAM_SAME_MYPE_NODE) == same_mype, "SAME_MYPE_NODE has a PE per host (%d)", same_mype);
 
     /* bad arguments: -1, SHMEM_TEAM_INVALID, no hang */
     shmem_team_t bad_team = 123;

@@ -31,6 +31,9 @@ typedef struct gshmemi_proxy_backend_ops {
     int (*open)(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **be, void *my_blob);
     /* blobs: [n_pes][blob_size]. serve[pe] = 1 for each peer this backend must reach. Collective. */
     int (*connect)(gshmemi_proxy_backend_t *be, const void *blobs, const int *serve);
+    /* Makes the calling thread (the proxy's) ready for the data calls; called once by it before
+     * them. NULL when nothing is needed. */
+    int (*attach)(gshmemi_proxy_backend_t *be);
     /* A new chunk of this PE's heap. Collective over every PE (the heap grows in shmem_malloc,
      * which is), so a backend may allgather keys here over ctx->bs. */
     int (*register_chunk)(gshmemi_proxy_backend_t *be, const gshmemi_heap_chunk_t *chunk);

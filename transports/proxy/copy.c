@@ -8,11 +8,22 @@
  * atomic stream carries the one-thread kernels of the other atomics (copy_kernels.cu), each after
  * an event of the data stream, so a signal lands after its data. A kernel waits for a free SM:
  * kept apart, a device kernel that holds every SM while it waits for a flag or a copy cannot
- * stall them behind an atomic. A fence makes the data streams wait for the atomics too. */
+ * stall them behind an atomic. A fence makes the data streams wait for the atomics too.
+ *
+ * Under MPS (how PEs share one GPU) the backend works in a CUDA context of its own. Measured on
+ * an H100 under MPS: a stream write or copy posted on a stream of the application's context can
+ * wait, for good, behind kernels another thread of the process has queued (an on-stream barrier's
+ * kernels, each waiting for the proxy); from a context of its own, another MPS client, it runs.
+ * Without MPS a second context is time-sliced with the application's, so there the backend shares
+ * the application's (GSHMEM_PROXY_OWN_CONTEXT overrides). The heap, every PE's as mapped here, is
+ * VMM memory that every context of the device reaches, and pinned host memory is portable; a
+ * cudaMalloc buffer of the application belongs to its context, and copies to or from one name
+ * both contexts (cuMemcpyPeerAsync). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "../../runtime/env.h"
 #include "../route.h"
 #include "backend.h"
 #include "copy.h"
@@ -23,6 +34,7 @@ enum { DATA = 0, ATOMIC = 1 };
 
 struct gshmemi_proxy_backend {
     gshmemi_transport_ctx_t *ctx;
+    CUcontext own;        /* the backend's own context, or NULL: it works in the application's */
     cudaStream_t *stream; /* [n_pes][2] (DATA, ATOMIC) of the peers served, made at connect */
     cudaEvent_t *event;   /* [n_pes][2] ordering points between a PE's two streams */
     char *busy;           /* [n_pes][2] work posted since the stream was last seen idle */
@@ -30,10 +42,50 @@ struct gshmemi_proxy_backend {
     unsigned staging_next;
 };
 
+/* Makes the backend's context current on this thread until leave(); nothing without one. */
+static int enter(gshmemi_proxy_backend_t *be)
+{
+    if (be->own) GSHMEMI_CUCHECK(cuCtxPushCurrent(be->own));
+    return GSHMEMI_OK;
+}
+
+static void leave(gshmemi_proxy_backend_t *be)
+{
+    CUcontext popped;
+    if (be->own) (void)gshmemi_cu.cuCtxPopCurrent(&popped);
+}
+
+/* Whether the backend needs a context of its own: GSHMEM_PROXY_OWN_CONTEXT, else whether the
+ * device runs under MPS. */
+static int wants_own_context(gshmemi_transport_ctx_t *ctx)
+{
+    int mps = 0;
+    if (gshmemi_env.PROXY_OWN_CONTEXT >= 0) return gshmemi_env.PROXY_OWN_CONTEXT;
+    CUresult res = gshmemi_cu.cuDeviceGetAttribute(&mps, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, ctx->cudev);
+    if (res != CUDA_SUCCESS) {
+        GSHMEMI_INFO("proxy", "copy backend: whether GPU %d runs under MPS is unknown (%s): it shares the application's context", ctx->device,
+                     gshmemi_cu_errstr(res));
+        return 0;
+    }
+    return mps;
+}
+
+/* What the backend makes in its context (the current one): the staging ring and its kernel. */
+static int open_in_context(gshmemi_proxy_backend_t *be)
+{
+    GSHMEMI_CUDACHECK(cudaHostAlloc((void **)&be->staging, STAGING_SLOTS * sizeof(uint64_t), cudaHostAllocPortable));
+    if (gshmemi_copy_kernels_load() != cudaSuccess) {
+        GSHMEMI_ERROR("proxy", "copy backend: loading its kernels failed: %s", cudaGetErrorString(cudaGetLastError()));
+        return GSHMEMI_ERR_CUDA;
+    }
+    return GSHMEMI_OK;
+}
+
 static int copy_open(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **out, void *my_blob)
 {
     gshmemi_proxy_backend_t *be = calloc(1, sizeof(*be));
     const size_t n = 2 * (size_t)ctx->n_pes;
+    int rc;
 
     (void)my_blob;
     *out = be; /* the caller closes it, also after a failure here */
@@ -43,11 +95,21 @@ static int copy_open(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **out
     be->event = calloc(n, sizeof(*be->event));
     be->busy = calloc(n, 1);
     if (!be->stream || !be->event || !be->busy) return GSHMEMI_ERR_NOMEM;
-    GSHMEMI_CUDACHECK(cudaHostAlloc((void **)&be->staging, STAGING_SLOTS * sizeof(uint64_t), cudaHostAllocPortable));
-    if (gshmemi_copy_kernels_load() != cudaSuccess) {
-        GSHMEMI_ERROR("proxy", "copy backend: loading its kernels failed: %s", cudaGetErrorString(cudaGetLastError()));
-        return GSHMEMI_ERR_CUDA;
+    if (wants_own_context(ctx)) {
+        CUcontext popped;
+        GSHMEMI_CUCHECK(cuCtxCreate_12(&be->own, NULL, 0, 0, ctx->cudev)); /* current on this thread until popped */
+        rc = open_in_context(be);
+        GSHMEMI_CUCHECK(cuCtxPopCurrent(&popped));
+        GSHMEMI_INFO("proxy", "copy backend: in a CUDA context of its own (%s)",
+                     gshmemi_env.PROXY_OWN_CONTEXT >= 0 ? "GSHMEM_PROXY_OWN_CONTEXT" : "the GPU runs under MPS");
+        return rc;
     }
+    return open_in_context(be);
+}
+
+static int copy_attach(gshmemi_proxy_backend_t *be)
+{
+    if (be->own) GSHMEMI_CUCHECK(cuCtxSetCurrent(be->own));
     return GSHMEMI_OK;
 }
 
@@ -70,16 +132,21 @@ static int make_streams(gshmemi_proxy_backend_t *be, int pe)
  * for it. */
 static int copy_connect(gshmemi_proxy_backend_t *be, const void *blobs, const int *serve)
 {
+    int rc = GSHMEMI_OK;
+
     (void)blobs, (void)serve;
-    for (int pe = 0; pe < be->ctx->n_pes; pe++) {
+    GSHMEMI_CHECK(enter(be));
+    for (int pe = 0; pe < be->ctx->n_pes && rc == GSHMEMI_OK; pe++) {
         if (be->ctx->route[pe] != GSHMEMI_ROUTE_PROXY_COPY) continue;
         if (!be->ctx->host_view[pe]) {
             GSHMEMI_ERROR("proxy", "copy backend: PE %d's heap is not mapped here", pe);
-            return GSHMEMI_ERR_UNSUPPORTED;
+            rc = GSHMEMI_ERR_UNSUPPORTED;
+        } else {
+            rc = make_streams(be, pe);
         }
-        GSHMEMI_CHECK(make_streams(be, pe));
     }
-    return GSHMEMI_OK;
+    leave(be);
+    return rc;
 }
 
 static int copy_register_chunk(gshmemi_proxy_backend_t *be, const gshmemi_heap_chunk_t *chunk)
@@ -122,18 +189,49 @@ static int check(cudaError_t err, const char *what, int pe)
     return GSHMEMI_ERR_CUDA;
 }
 
+/* The context a local buffer of a request belongs to, when the backend's own context cannot name
+ * it in a plain copy (a cudaMalloc buffer of the application); NULL otherwise: the heap, pinned
+ * host memory, or no own context. */
+static CUcontext foreign_context(gshmemi_proxy_backend_t *be, const void *p)
+{
+    const gshmemi_heap_t *h = be->ctx->heap;
+    const CUdeviceptr a = (CUdeviceptr)(uintptr_t)p;
+    unsigned type = 0;
+    CUcontext owner = NULL;
+
+    if (!be->own || (h && a >= h->reserve && a - h->reserve < h->reserve_size)) return NULL;
+    if (gshmemi_cu.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, a) != CUDA_SUCCESS || type != CU_MEMORYTYPE_DEVICE)
+        return NULL;
+    if (gshmemi_cu.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, a) != CUDA_SUCCESS || owner == be->own) return NULL;
+    return owner;
+}
+
+/* n bytes from src to dst on s, one of them at pe's heap as mapped here, the other local. */
+static int copy_bytes(gshmemi_proxy_backend_t *be, void *dst, const void *src, size_t n, const void *local, int pe,
+                      const char *what, cudaStream_t s)
+{
+    CUcontext owner = foreign_context(be, local);
+    if (!owner) return check(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s), what, pe);
+    CUcontext dst_ctx = local == dst ? owner : be->own, src_ctx = local == src ? owner : be->own;
+    CUresult res = gshmemi_cu.cuMemcpyPeerAsync((CUdeviceptr)(uintptr_t)dst, dst_ctx, (CUdeviceptr)(uintptr_t)src, src_ctx, n, (CUstream)s);
+    if (res == CUDA_SUCCESS) return GSHMEMI_OK;
+    GSHMEMI_ERROR("proxy", "copy backend: %s to PE %d (%zu bytes, local buffer %p of the application's context): %s", what, pe, n, local,
+                  gshmemi_cu_errstr(res));
+    return GSHMEMI_ERR_CUDA;
+}
+
 static int copy_put(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, const void *src, size_t n)
 {
     cudaStream_t s = stream_of(be, pe, DATA);
     if (!s) return GSHMEMI_ERR_CUDA;
-    return check(cudaMemcpyAsync(remote_addr(be, pe, dst_off), src, n, cudaMemcpyDefault, s), "put", pe);
+    return copy_bytes(be, remote_addr(be, pe, dst_off), src, n, src, pe, "put", s);
 }
 
 static int copy_get(gshmemi_proxy_backend_t *be, int pe, void *dst, uint64_t src_off, size_t n)
 {
     cudaStream_t s = stream_of(be, pe, DATA);
     if (!s) return GSHMEMI_ERR_CUDA;
-    return check(cudaMemcpyAsync(dst, remote_addr(be, pe, src_off), n, cudaMemcpyDefault, s), "get", pe);
+    return copy_bytes(be, dst, remote_addr(be, pe, src_off), n, dst, pe, "get", s);
 }
 
 /* A 4- or 8-byte value as a stream memory operation: written by the GPU's front end after a
@@ -232,6 +330,7 @@ static int copy_flush(gshmemi_proxy_backend_t *be)
 static void copy_close(gshmemi_proxy_backend_t *be)
 {
     if (!be) return;
+    if (enter(be) != GSHMEMI_OK) be->own = NULL; /* a context that cannot be entered is not destroyed either */
     for (size_t i = 0; be->stream && be->event && i < 2 * (size_t)be->ctx->n_pes; i++) {
         if (be->stream[i]) {
             cudaStreamSynchronize(be->stream[i]);
@@ -240,6 +339,8 @@ static void copy_close(gshmemi_proxy_backend_t *be)
         if (be->event[i]) cudaEventDestroy(be->event[i]);
     }
     if (be->staging) cudaFreeHost(be->staging);
+    leave(be);
+    if (be->own) (void)gshmemi_cu.cuCtxDestroy(be->own);
     free(be->stream);
     free(be->event);
     free(be->busy);
@@ -251,6 +352,7 @@ const gshmemi_proxy_backend_ops_t gshmemi_proxy_backend_copy = {
     .blob_size = 0,
     .open = copy_open,
     .connect = copy_connect,
+    .attach = copy_attach,
     .register_chunk = copy_register_chunk,
     .put = copy_put,
     .get = copy_get,

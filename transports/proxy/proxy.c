@@ -218,6 +218,11 @@ static void *proxy_main(void *arg)
         gshmemi_fifo_fail(&px.host, 0);
         return NULL;
     }
+    if (px.copy && gshmemi_proxy_backend_copy.attach(px.copy) != GSHMEMI_OK) {
+        GSHMEMI_ERROR("proxy", "the proxy thread cannot enter the copy backend's CUDA context");
+        gshmemi_fifo_fail(&px.host, 0);
+        return NULL;
+    }
     place_thread();
     while (!px.stop) {
         if (gshmemi_fifo_take(&px.host, pos, &r)) {
