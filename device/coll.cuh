@@ -60,10 +60,21 @@ GSHMEMI_DEV void gshmemi_coll_remote_slice(const gshmemi_team_dev_t &t, const gs
         return;
     }
     gshmemi_simple_slice<true>(t, a.nelems * a.es, slice, nslices, tid, nt, scope, gshmemi_exchange<OP, T>{t, a});
-    /* The proxy copies a routed step's chunk after this returns; the caller may then overwrite
-     * its source (the next on-stream call's input, say). Its requests complete first. */
+    /* The proxy copies a routed step's chunk after the step is posted; once the call returns its
+     * source may be overwritten (the next on-stream call's input, say). So the requests complete
+     * first: one quiet, by the slice that finishes last, covers every slice's (each proxy quiet
+     * waits for all requests posted before it), and the kernel or caller ends only after it.
+     * One per slice costs a proxy flush each (twice the time of a 512 KiB reduction). */
     gshmemi_scope_sync(scope);
-    if (tid == 0) gshmemi_proxy_quiet("collective");
+    if (tid == 0) {
+        unsigned long long *done = (unsigned long long *)(t.seq + GSHMEMI_SEQ_ROUTED_DONE);
+        __threadfence(); /* this slice's requests are posted before it counts as done */
+        if (atomicAdd(done, 1ull) == (unsigned long long)nslices - 1) {
+            *(volatile unsigned long long *)done = 0; /* the next call starts after this one ended */
+            __threadfence();
+            gshmemi_proxy_quiet("collective");
+        }
+    }
     gshmemi_scope_sync(scope);
 }
 

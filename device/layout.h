@@ -28,7 +28,8 @@ typedef struct gshmemi_proxy_fifo {
  * a cache line. */
 #define GSHMEMI_COLL_SLICES 128     /* CTAs of one on-stream collective, at most */
 #define GSHMEMI_BARRIER_WORDS 64    /* flags per slice: rounds * (radix - 1) <= this */
-#define GSHMEMI_SEQ_WORDS (2 * GSHMEMI_COLL_SLICES) /* a team's counters: step numbers, syncs */
+#define GSHMEMI_SEQ_WORDS (2 * GSHMEMI_COLL_SLICES + 1) /* a team's counters: step numbers, syncs, routed slices done */
+#define GSHMEMI_SEQ_ROUTED_DONE (2 * GSHMEMI_COLL_SLICES)  /* slices of a routed SIMPLE call that finished */
 #define GSHMEMI_LL_SLICE_BYTES 4096 /* LL buffer per (parity, slice, source PE): 256 lines of 16 B */
 #define GSHMEMI_LL_SLICE_DATA (GSHMEMI_LL_SLICE_BYTES / 2)
 #define GSHMEMI_LL_MAX_SLICES 16
@@ -63,7 +64,7 @@ typedef struct gshmemi_team_dev {
     int ll128_slices;    /* 0: no LL128 buffers (only the world team has them) */
     char *ll128;         /* symmetric: [2][ll128_slices][size][GSHMEMI_LL128_SLICE_BYTES] */
     uint64_t *seq;       /* this PE's counters, [GSHMEMI_SEQ_WORDS] (device memory): LL/LL128 step
-                          * numbers per slice, then syncs done per slice */
+                          * numbers per slice, syncs done per slice, then a routed call's slices done */
 } gshmemi_team_dev_t;
 
 /* One collective call, as the kernels see it. */
@@ -110,7 +111,7 @@ typedef struct gshmemi_device_state {
  * sizeof it was compiled with, and the runtime refuses a module whose pair differs from its own
  * (the state is copied into the module by that size, so a mismatch would be silently misread).
  * GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE is for the test that builds such a module. */
-#define GSHMEMI_DEVICE_STATE_VERSION 2
+#define GSHMEMI_DEVICE_STATE_VERSION 3
 #ifdef GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
 #define GSHMEMI_DEVICE_STATE_MODULE_VERSION GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
 #else

@@ -36,9 +36,10 @@ typedef struct {
     int scope;         /* --scope thread|warp|block: PT_SCOPE_* */
     const char *type;  /* --type NAME */
     int memcpy;        /* --memcpy: also time a plain cudaMemcpyAsync of each size (put_bw, get_bw) */
+    int local_private; /* --local-private: the local side is cudaMalloc memory, not symmetric (put_bw, get_bw) */
 } pt_opts_t;
 
-enum { PT_ACCEPT_OP = 1, PT_ACCEPT_SCOPE = 2, PT_ACCEPT_TYPE = 4, PT_ACCEPT_MEMCPY = 8 };
+enum { PT_ACCEPT_OP = 1, PT_ACCEPT_SCOPE = 2, PT_ACCEPT_TYPE = 4, PT_ACCEPT_MEMCPY = 8, PT_ACCEPT_LOCAL = 16 };
 enum { PT_SCOPE_THREAD = 0, PT_SCOPE_WARP = 1, PT_SCOPE_BLOCK = 2 };
 static const char *const pt_scope_names[] = {"thread", "warp", "block"};
 
@@ -59,9 +60,9 @@ static inline void pt_usage(const char *name)
 {
     fprintf(stderr,
             "usage: %s [-b min_size] [-e max_size] [-f step_factor] [-n iters] [-w warmup] [-c ctas] [-t threads] [--json]\n"
-            "          [--bidir] [--op NAME] [--scope thread|warp|block] [--type NAME] [--memcpy]\n"
+            "          [--bidir] [--op NAME] [--scope thread|warp|block] [--type NAME] [--memcpy] [--local-private]\n"
             "  sizes accept K, M, G suffixes; run with 2 PEs (gshmemrun -n 2 %s);\n"
-            "  --op, --scope, --type and --memcpy only where the perftest says so (perftest/README.md)\n",
+            "  --op, --scope, --type, --memcpy and --local-private only where the perftest says so (perftest/README.md)\n",
             name, name);
 }
 
@@ -70,7 +71,8 @@ static inline void pt_parse(int argc, char **argv, pt_opts_t *o)
     static struct option longopts[] = {{"json", no_argument, 0, 'j'},       {"bidir", no_argument, 0, 'B'},
                                        {"help", no_argument, 0, 'h'},       {"op", required_argument, 0, 'O'},
                                        {"scope", required_argument, 0, 'S'}, {"type", required_argument, 0, 'T'},
-                                       {"memcpy", no_argument, 0, 'M'},      {0, 0, 0, 0}};
+                                       {"memcpy", no_argument, 0, 'M'},      {"local-private", no_argument, 0, 'L'},
+                                       {0, 0, 0, 0}};
     int bad_extra = 0;
     int c;
     o->name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
@@ -88,6 +90,7 @@ static inline void pt_parse(int argc, char **argv, pt_opts_t *o)
         case 'O': o->op = optarg; bad_extra |= !(o->accepts & PT_ACCEPT_OP); break;
         case 'T': o->type = optarg; bad_extra |= !(o->accepts & PT_ACCEPT_TYPE); break;
         case 'M': o->memcpy = 1; bad_extra |= !(o->accepts & PT_ACCEPT_MEMCPY); break;
+        case 'L': o->local_private = 1; bad_extra |= !(o->accepts & PT_ACCEPT_LOCAL); break;
         case 'S':
             bad_extra |= !(o->accepts & PT_ACCEPT_SCOPE);
             if (!strcmp(optarg, "thread")) o->scope = PT_SCOPE_THREAD;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +225,10 @@ static void *proxy_main(void *arg)
         return NULL;
     }
     place_thread();
+    /* The idle back-off sleeps 20 us; Linux stretches a sleep by the thread's timer slack (50 us
+     * by default), which a kernel's first request after an idle spell (a host barrier) then waits. */
+    if (prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0) != 0)
+        GSHMEMI_INFO("proxy", "cannot shorten the proxy thread's timer slack (%s): idle wake-ups may take 50 us more", strerror(errno));
     while (!px.stop) {
         if (gshmemi_fifo_take(&px.host, pos, &r)) {
             /* quiets queued back to back (one per CTA of a kernel, say) share one flush */

@@ -1,5 +1,7 @@
 /* put_bw and get_bw: PE 0 moves `size` bytes to/from PE 1 per iteration, split across the CTAs,
  * each CTA with one _nbi_block call; one quiet at the end (the shape of NVSHMEM's perftests).
+ * The local side is symmetric too, as there; --local-private makes it cudaMalloc memory (through
+ * the host proxy under MPS such a buffer is copied across CUDA contexts: README, Transports).
  * --memcpy: each size also timed as a plain cudaMemcpyAsync between two buffers of this GPU, in
  * the same run (the yardstick of a put through the host proxy's copy engine). */
 #include "../../common/perftest.h"
@@ -22,7 +24,7 @@ static __global__ void rma_bw_kernel(char *remote_sym, char *local, size_t size,
 static int rma_bw_main(int argc, char **argv, int is_put)
 {
     pt_opts_t o = {8, 256 << 20, 2, 50, 10, 32, 256, 0, 0, NULL};
-    o.accepts = PT_ACCEPT_MEMCPY;
+    o.accepts = PT_ACCEPT_MEMCPY | PT_ACCEPT_LOCAL;
     char *sym, *local;
     cudaEvent_t t0, t1;
     int me, peer, active;
@@ -38,13 +40,22 @@ static int rma_bw_main(int argc, char **argv, int is_put)
     peer = (me + 1) % 2;
     active = me == 0 || (o.bidir && me == 1);
     sym = (char *)shmem_malloc(o.max_size);
-    PT_CUDA(cudaMalloc((void **)&local, o.max_size));
+    if (o.local_private) PT_CUDA(cudaMalloc((void **)&local, o.max_size));
+    else local = (char *)shmem_malloc(o.max_size);
+    if (!sym || !local) {
+        fprintf(stderr, "%s: cannot allocate 2 x %zu bytes (GSHMEM_SYMMETRIC_SIZE)\n", o.name, o.max_size);
+        shmem_global_exit(1);
+    }
     PT_CUDA(cudaMemset(local, me + 1, o.max_size));
     PT_CUDA(cudaMemset(sym, 0, o.max_size));
     PT_CUDA(cudaEventCreate(&t0));
     PT_CUDA(cudaEventCreate(&t1));
-    if (me == 0) pt_header(&o, is_put ? (o.bidir ? "bidirectional putmem_nbi_block" : "putmem_nbi_block")
-                                      : (o.bidir ? "bidirectional getmem_nbi_block" : "getmem_nbi_block"), "GB/s");
+    if (me == 0) {
+        char what[96];
+        snprintf(what, sizeof(what), "%s%s_nbi_block, local side %s", o.bidir ? "bidirectional " : "", is_put ? "putmem" : "getmem",
+                 o.local_private ? "cudaMalloc" : "symmetric");
+        pt_header(&o, what, "GB/s");
+    }
     /* An idle GPU runs at a low clock and takes milliseconds to ramp up; with few CTAs the SM
      * clock bounds the rate, so the first sizes would measure the ramp, not the transport. */
     if (active) {
@@ -99,7 +110,8 @@ static int rma_bw_main(int argc, char **argv, int is_put)
     }
     shmem_barrier_all();
     shmem_free(sym);
-    cudaFree(local);
+    if (o.local_private) cudaFree(local);
+    else shmem_free(local);
     shmem_finalize();
     return 0;
 }
