@@ -111,17 +111,17 @@ static int put_cqe(gshmemi_nic_emul_qp_t *qp, gshmemi_mlx5_cqe_t *cqe, uint8_t c
 {
     const gshmemi_nic_emul_qp_cfg_t *c = &qp->cfg;
     uint32_t slot = c->cq_collapsed ? 0 : gshmemi_mlx5_cq_slot(qp->cq_pi, c->ncqe);
-    if (!c->cq_collapsed && !c->cq_overrun_ignore) {
+    /* the consumer index only grows: read it again only when the last value read leaves no room */
+    if (!c->cq_collapsed && !c->cq_overrun_ignore && ((qp->cq_pi - qp->cq_ci) & 0xffffffu) >= c->ncqe) {
         uint32_t ci_be;
         int rc = qp->ops->read(qp->ctx, &ci_be, c->cq_dbrec, sizeof(ci_be));
         if (rc) return callback_failed(qp, "read (CQ doorbell record)", rc);
-        uint32_t ci = gshmemi_mlx5_be32(ci_be) & 0xffffffu;
-        uint32_t outstanding = (qp->cq_pi - ci) & 0xffffffu;
-        if (outstanding >= c->ncqe)
+        qp->cq_ci = gshmemi_mlx5_be32(ci_be) & 0xffffffu;
+        if (((qp->cq_pi - qp->cq_ci) & 0xffffffu) >= c->ncqe)
             return fatal(qp, GSHMEMI_ERR_INVALID,
                          "QP 0x%x to PE %d: CQ overrun: CQE %u would overwrite one not yet consumed (consumer index %u "
                          "in the CQ doorbell record, %u CQEs); the emulated NIC stops",
-                         c->qpn, c->peer, qp->cq_pi, ci, c->ncqe);
+                         c->qpn, c->peer, qp->cq_pi, qp->cq_ci, c->ncqe);
     }
     /* the owner bit flips on every pass over the ring, from 0 on the first */
     cqe->ok.op_own = (uint8_t)(cqe_opcode << 4 | gshmemi_mlx5_cq_owner(qp->cq_pi, c->ncqe));

@@ -178,6 +178,7 @@ typedef struct gshmemi_nic_emul_qp {
     uint64_t sq_ci;         /* WQE counter (in BBs, free-running) of the next WQE to read */
     uint64_t wqes;          /* WQEs consumed */
     uint32_t cq_pi;         /* CQEs written (free-running) */
+    uint32_t cq_ci;         /* the CQ consumer index last read (24 bits) */
     uint64_t held_wqe;      /* the WQE number a delay holds (0: none yet) */
     uint32_t hold_left;     /* progress calls it still waits */
     gshmemi_mlx5_err_info_t err; /* the WQE error that put the QP in the error state */
