@@ -114,7 +114,9 @@ struct gshmemi_nic_emul_qp;
  * the resolve callbacks are opaque to the engine (host or device addresses) and only passed
  * back to copy, store and atomic. */
 typedef struct gshmemi_nic_emul_ops {
-    /* n bytes at src of the QP's memory (the SQ ring, a doorbell record) into host dst */
+    /* n bytes at src of the QP's memory (the SQ ring, a doorbell record) into host dst. A read
+     * acts as an acquire: the SQ bytes read after a doorbell record are at least as new as the
+     * record (the producer writes the WQEs, then the record). */
     int (*read)(void *ctx, void *dst, const void *src, size_t n);
     /* Writes the CQE at cqe_addr, making its last byte (op_own, which holds the owner bit)
      * visible after the other 63. */
@@ -157,7 +159,8 @@ typedef struct gshmemi_nic_emul_qp_cfg {
 typedef struct gshmemi_nic_emul_inject {
     uint64_t bad_rkey_at;   /* this WQE, if it has an rkey, fails as with an unknown rkey */
     uint64_t bad_range_at;  /* this WQE, if it has an rkey, fails as outside the rkey's region */
-    uint64_t delay_at;      /* this WQE (0: every WQE) waits delay_calls progress calls */
+    uint64_t delay_at;      /* this WQE (0: every WQE) waits delay_calls progress calls, the
+                             * call that reaches it first included, and runs in the next */
     uint32_t delay_calls;   /* 0: no delay */
 } gshmemi_nic_emul_inject_t;
 
