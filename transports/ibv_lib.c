@@ -60,6 +60,44 @@ int gshmemi_ibv_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_
 
 /* ---------------------------------------------------------------- device and port */
 
+int gshmemi_ibv_parse_device(const char *sub, const char *text, char *name, size_t cap, int *port)
+{
+    const char *colon, *q;
+    size_t len;
+    long v = 0;
+
+    name[0] = '\0';
+    *port = 0;
+    if (!text || !*text) return GSHMEMI_OK;
+    colon = strchr(text, ':');
+    len = colon ? (size_t)(colon - text) : strlen(text);
+    if (len == 0 || len >= cap || len >= GSHMEMI_IBV_NAME_MAX) {
+        GSHMEMI_ERROR(sub, "GSHMEM_IB_DEVICE=%s: expected a device name of 1 to %d characters, optionally followed by :PORT (mlx5_0 or mlx5_0:1)",
+                      text, GSHMEMI_IBV_NAME_MAX - 1);
+        return GSHMEMI_ERR_INVALID;
+    }
+    for (q = text; q < text + len; q++) {
+        if (*q == ' ' || *q == '\t' || *q == '/') {
+            GSHMEMI_ERROR(sub, "GSHMEM_IB_DEVICE=%s: a device name has no spaces or slashes (mlx5_0 or mlx5_0:1)", text);
+            return GSHMEMI_ERR_INVALID;
+        }
+    }
+    if (colon) {
+        for (q = colon + 1; *q; q++) {
+            if (*q < '0' || *q > '9' || v > 255) break;
+            v = v * 10 + (*q - '0');
+        }
+        if (q == colon + 1 || *q || v < 1 || v > 255) {
+            GSHMEMI_ERROR(sub, "GSHMEM_IB_DEVICE=%s: the port after ':' must be a number from 1 to 255 (mlx5_0:1)", text);
+            return GSHMEMI_ERR_INVALID;
+        }
+        *port = (int)v;
+    }
+    memcpy(name, text, len);
+    name[len] = '\0';
+    return GSHMEMI_OK;
+}
+
 static const char *port_state_name(enum ibv_port_state s)
 {
     switch (s) {

@@ -58,6 +58,13 @@ void gshmemi_ibv_set_library_for_test(const char *name);
 /* ibv_query_port as verbs.h's inline does it, with the loaded table for the old entry point. */
 int gshmemi_ibv_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *attr);
 
+#define GSHMEMI_IBV_NAME_MAX 64 /* IBV_SYSFS_NAME_MAX */
+
+/* Parses GSHMEM_IB_DEVICE (errors logged under subsystem sub): "name" or "name:port" (port 1..255, decimal digits only). name gets the
+ * device (cap bytes), *port 0 when none is given. GSHMEMI_ERR_INVALID, logged naming the variable
+ * and the value, on anything else. NULL or "" gives name "" (no device named). */
+int gshmemi_ibv_parse_device(const char *sub, const char *text, char *name, size_t cap, int *port);
+
 /* The first ACTIVE port of c (want == 0) or port want if ACTIVE; 0 when none, with why (naming
  * device name and each port's state) in why. */
 int gshmemi_ibv_pick_port(struct ibv_context *c, const char *name, int want, char *why, size_t cap);

@@ -22,7 +22,6 @@
 #include "../../runtime/env.h"
 #include "../../runtime/log.h"
 #include "../ibv_lib.h"
-#include "../proxy/verbs.h" /* gshmemi_verbs_parse_device, GSHMEMI_VERBS_NAME_MAX */
 #include "mlx5_prm.h"
 
 #define SUB "ibgda"
@@ -168,7 +167,7 @@ typedef struct {
 struct gshmemi_ibgda {
     int my_pe, n_pes, n_rc;
     struct ibv_context *ctx;
-    char devname[GSHMEMI_VERBS_NAME_MAX];
+    char devname[GSHMEMI_IBV_NAME_MAX];
     uint8_t port;
     struct ibv_device_attr dattr;
     struct ibv_port_attr pattr;
@@ -216,12 +215,12 @@ void gshmemi_ibgda_close(gshmemi_ibgda_t *g)
 /* The device: GSHMEM_IB_DEVICE's, or the first mlx5 one with an active port, opened with DEVX. */
 static int open_device(gshmemi_ibgda_t *g)
 {
-    char want[GSHMEMI_VERBS_NAME_MAX], why[512] = "", present[512];
+    char want[GSHMEMI_IBV_NAME_MAX], why[512] = "", present[512];
     int want_port, n = 0, i, port = 0, err, named_found = 0, any_mlx5 = 0;
     struct ibv_device **list;
     struct mlx5dv_context_attr cattr;
 
-    GSHMEMI_CHECK(gshmemi_verbs_parse_device(gshmemi_env.IB_DEVICE, want, sizeof(want), &want_port));
+    GSHMEMI_CHECK(gshmemi_ibv_parse_device(SUB, gshmemi_env.IB_DEVICE, want, sizeof(want), &want_port));
     GSHMEMI_CHECK(gshmemi_ibv_load(SUB, "IBGDA"));
     GSHMEMI_CHECK(mlx5_load());
 
@@ -279,6 +278,10 @@ static int open_device(gshmemi_ibgda_t *g)
         if (!any_mlx5) {
             GSHMEMI_INFO(SUB, "no mlx5 RDMA device (%s; devices present: %s): no IBGDA", why, present);
             return GSHMEMI_ERR_UNSUPPORTED;
+        }
+        if (want[0]) {
+            GSHMEMI_ERROR(SUB, "GSHMEM_IB_DEVICE=%s: not usable for IBGDA (%s)", gshmemi_env.IB_DEVICE, why);
+            return GSHMEMI_ERR_SYSTEM;
         }
         GSHMEMI_INFO(SUB, "no usable mlx5 device (%s): no IBGDA", why);
         return GSHMEMI_ERR_UNSUPPORTED;
@@ -535,9 +538,13 @@ static int modify(gshmemi_ibgda_t *g, qp_t *p, const char *cmd, const uint8_t *i
 {
     uint8_t out[GSHMEMI_PRM_OUT_BYTES];
     char target[64];
+    int rc;
     memset(out, 0, sizeof(out));
     errno = 0;
-    if (mlx5.devx_obj_modify(p->qp, in, GSHMEMI_PRM_QP_TRANSITION_IN_BYTES, out, sizeof(out)) == 0) return GSHMEMI_OK;
+    rc = mlx5.devx_obj_modify(p->qp, in, GSHMEMI_PRM_QP_TRANSITION_IN_BYTES, out, sizeof(out));
+    if (rc == 0) return GSHMEMI_OK;
+    /* rdma-core returns an errno value (some versions negated) */
+    errno = rc < 0 ? -rc : rc;
     snprintf(target, sizeof(target), "QP %u to PE %d", p->qpn, p->peer);
     log_cmd_failure(g, cmd, target, out);
     return GSHMEMI_ERR_SYSTEM;
