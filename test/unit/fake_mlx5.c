@@ -274,7 +274,8 @@ int mlx5dv_devx_umem_dereg(struct mlx5dv_devx_umem *m)
 struct mlx5dv_devx_obj {
     int is_qp;
     uint32_t num;
-    int state; /* QP: 0 RST, 1 INIT, 2 RTR, 3 RTS */
+    int state;        /* QP: 0 RST, 1 INIT, 2 RTR, 3 RTS */
+    uint64_t dbr_key; /* doorbell record: umem id << 40 | offset */
 };
 #define MAX_OBJ 1024
 static struct mlx5dv_devx_obj *objs[MAX_OBJ];
@@ -284,6 +285,14 @@ static void fail_out(void *out, unsigned status)
     memset(out, 0, 16);
     ((uint8_t *)out)[0] = (uint8_t)status;
     ((uint8_t *)out)[7] = 0x5a; /* syndrome 0x5a */
+}
+
+/* a live queue already uses this doorbell record (the NIC would mix two queues' counters) */
+static int dbr_taken(uint64_t key)
+{
+    for (int i = 0; i < MAX_OBJ; i++)
+        if (objs[i] && objs[i]->dbr_key == key) return 1;
+    return 0;
 }
 
 static int cq_exists(uint32_t cqn)
@@ -298,6 +307,7 @@ struct mlx5dv_devx_obj *mlx5dv_devx_obj_create(struct ibv_context *c, const void
 {
     unsigned op = DEVX_GET(create_cq_in, in, opcode);
     struct mlx5dv_devx_obj *o;
+    uint64_t key;
     (void)c;
     if (outlen < 16 || inlen != CMD_BYTES || (op != 0x400 && op != 0x500)) {
         errno = EINVAL;
@@ -314,7 +324,20 @@ struct mlx5dv_devx_obj *mlx5dv_devx_obj_create(struct ibv_context *c, const void
         errno = EREMOTEIO;
         return NULL;
     }
+    if (op == 0x400) {
+        const void *cqc = DEVX_ADDR_OF(create_cq_in, in, cq_context);
+        key = (uint64_t)DEVX_GET(cqc, cqc, dbr_umem_id) << 40 | DEVX_GET64(cqc, cqc, dbr_addr);
+    } else {
+        const void *qpc = DEVX_ADDR_OF(create_qp_in, in, qpc);
+        key = (uint64_t)DEVX_GET(qpc, qpc, dbr_umem_id) << 40 | DEVX_GET64(qpc, qpc, dbr_addr);
+    }
+    if (dbr_taken(key)) {
+        fail_out(out, 0x03); /* bad parameter */
+        errno = EREMOTEIO;
+        return NULL;
+    }
     o = calloc(1, sizeof(*o));
+    o->dbr_key = key;
     o->is_qp = op == 0x500;
     o->num = next_num++;
     for (int i = 0; i < MAX_OBJ; i++)

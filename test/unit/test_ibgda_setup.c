@@ -310,6 +310,8 @@ static void run_job(int roce)
     assert_int_equal(bits(c, 0x80 + 0x63, 5), LOG_CQ);
     assert_int_equal(bits(c, 0x80 + 0xa0, 32), 9); /* EQ */
     assert_int_equal(bits(c, 0x280, 64), qi.cq_offset);
+    assert_int_equal(bits(c, 0x80 + 0x1c0, 64), qi.cq_dbr_offset); /* its doorbell record, after the QPs' */
+    assert_int_equal(qi.cq_dbr_offset, (size_t)(4 + 3) * 64);
     gshmemi_ibgda_uar(g, &page, &db, &page_id);
     assert_int_equal(page_id, 0x77);
     assert_non_null(db);
@@ -438,7 +440,7 @@ static void test_layout(void **state)
     assert_int_equal(l.wq_stride, 64 << 10);
     assert_int_equal(l.cq_stride, 4096); /* 16 CQEs, a page of their own */
     assert_int_equal(l.wq_bytes, 3 * (64 << 10));
-    assert_int_equal(l.dbr_bytes, 3 * 2 * 64);
+    assert_int_equal(l.dbr_bytes, 4096); /* 3 * 2 records of 64 bytes, a whole page */
     capture_begin();
     assert_int_equal(gshmemi_ibgda_layout(3, 16, 4, &l), GSHMEMI_ERR_INVALID);
     log = capture_end();

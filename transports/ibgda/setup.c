@@ -152,7 +152,8 @@ int gshmemi_ibgda_layout(int n_qps, unsigned log_sq_bbs, unsigned log_cqes, gshm
     out->cq_stride = ((size_t)64 << log_cqes) < 4096 ? 4096 : (size_t)64 << log_cqes;
     out->wq_bytes = out->wq_stride * (size_t)n_qps;
     out->cq_bytes = out->cq_stride * (size_t)n_qps;
-    out->dbr_bytes = (size_t)GSHMEMI_IBGDA_DBR_STRIDE * 2 * (size_t)n_qps;
+    /* whole pages: a dmabuf of GPU memory is exported in host pages */
+    out->dbr_bytes = ((size_t)GSHMEMI_IBGDA_DBR_STRIDE * 2 * (size_t)n_qps + 4095) & ~(size_t)4095;
     return GSHMEMI_OK;
 }
 
@@ -348,7 +349,7 @@ static int make_qp(gshmemi_ibgda_t *g, const gshmemi_ibgda_args_t *a, int q)
     cq.cq_umem_id = g->cq_umem->umem_id;
     cq.cq_umem_offset = (uint64_t)q * g->lay.cq_stride;
     cq.dbr_umem_id = g->dbr_umem->umem_id;
-    cq.dbr_umem_offset = (uint64_t)(g->n_qps + q) * GSHMEMI_IBGDA_DBR_STRIDE;
+    cq.dbr_umem_offset = (uint64_t)(g->lay.n_qps + q) * GSHMEMI_IBGDA_DBR_STRIDE; /* after every QP's */
     cq.collapsed = a->collapsed_cq;
     cq.overrun_ignore = 1; /* the GPU consumes CQEs late and in batches */
     GSHMEMI_CHECK(gshmemi_prm_create_cq(in, sizeof(in), &cq));
@@ -452,9 +453,13 @@ static int open_all(gshmemi_ibgda_t *g, const gshmemi_ibgda_args_t *a)
         return GSHMEMI_ERR_SYSTEM;
     }
 
-    GSHMEMI_CHECK(reg_umem(g, "SQ", &a->wq, g->lay.wq_bytes, &g->wq_umem));
-    GSHMEMI_CHECK(reg_umem(g, "CQ", &a->cq, g->lay.cq_bytes, &g->cq_umem));
-    GSHMEMI_CHECK(reg_umem(g, "doorbell record", &a->dbr, g->lay.dbr_bytes, &g->dbr_umem));
+    if (g->lay.n_qps == 0) {
+        GSHMEMI_INFO(SUB, "%s opened, but no peer is served by IBGDA: no QP made", g->devname);
+    } else {
+        GSHMEMI_CHECK(reg_umem(g, "SQ", &a->wq, g->lay.wq_bytes, &g->wq_umem));
+        GSHMEMI_CHECK(reg_umem(g, "CQ", &a->cq, g->lay.cq_bytes, &g->cq_umem));
+        GSHMEMI_CHECK(reg_umem(g, "doorbell record", &a->dbr, g->lay.dbr_bytes, &g->dbr_umem));
+    }
 
     g->qps = calloc((size_t)g->lay.n_qps, sizeof(*g->qps));
     if (g->lay.n_qps && !g->qps) {
@@ -676,7 +681,7 @@ void gshmemi_ibgda_qp_info(const gshmemi_ibgda_t *g, int q, gshmemi_ibgda_qp_inf
     out->wq_offset = (size_t)q * g->lay.wq_stride;
     out->cq_offset = (size_t)q * g->lay.cq_stride;
     out->qp_dbr_offset = (size_t)q * GSHMEMI_IBGDA_DBR_STRIDE;
-    out->cq_dbr_offset = (size_t)(g->n_qps + q) * GSHMEMI_IBGDA_DBR_STRIDE;
+    out->cq_dbr_offset = (size_t)(g->lay.n_qps + q) * GSHMEMI_IBGDA_DBR_STRIDE;
 }
 
 void gshmemi_ibgda_uar(const gshmemi_ibgda_t *g, void **page, void **doorbell, uint32_t *page_id)

@@ -48,7 +48,8 @@ uint32_t gshmemi_ibgda_blob_qpn(const void *blob, int to_pe, int k, int n_rc);
 
 /* Memory the NIC reads or writes, given by the caller. dmabuf_fd >= 0 registers it through the
  * dmabuf (mlx5dv_devx_umem_reg_ex; for GPU memory from cuMemGetHandleForAddressRange), else by
- * address (GPU memory then needs a peer-memory module such as nvidia-peermem). */
+ * address (GPU memory then needs a peer-memory module such as nvidia-peermem). The dmabuf must
+ * start at addr (offset 0) and cover size bytes, a multiple of the host page size. */
 typedef struct {
     void *addr;
     size_t size;
@@ -57,7 +58,7 @@ typedef struct {
 
 /* Where QP q (0 .. n_qps-1, in peer order then k) keeps its parts: SQ ring at q * wq_stride in the
  * wq buffer, CQEs at q * cq_stride in the cq buffer, doorbell records 64 bytes apart in the dbr
- * buffer (the QP's at q * 64, its CQ's at (n_qps + q) * 64). */
+ * buffer (the QP's at q * 64, its CQ's at (n_qps + q) * 64). Every size is whole 4 KiB pages. */
 typedef struct {
     int n_qps;
     size_t wq_stride, wq_bytes;
