@@ -14,7 +14,6 @@
  * Not yet run on a NIC: no machine it was written on has one. */
 #include "verbs.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
 #include <pthread.h>
