@@ -167,13 +167,50 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 }
 int ibv_destroy_qp(struct ibv_qp *qp) { return (void)qp, ENOSYS; }
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int m) { return (void)qp, (void)a, (void)m, ENOSYS; }
+/* memory regions: keys handed out in order; the last dmabuf registration is kept */
+static uint32_t next_key = 0x900;
+static int last_dmabuf_fd = -1;
+static uint64_t last_dmabuf_offset, last_iova;
+static int full_access(int a)
+{
+    return (a & IBV_ACCESS_REMOTE_WRITE) && (a & IBV_ACCESS_REMOTE_READ) && (a & IBV_ACCESS_REMOTE_ATOMIC);
+}
 struct ibv_mr *(ibv_reg_mr)(struct ibv_pd *pd, void *addr, size_t len, int access)
 {
-    (void)pd, (void)addr, (void)len, (void)access;
-    errno = ENOSYS;
-    return NULL;
+    struct ibv_mr *mr;
+    int f = failing();
+    if (f || !full_access(access)) {
+        errno = f ? EFAULT : EINVAL;
+        return NULL;
+    }
+    mr = calloc(1, sizeof(*mr));
+    mr->pd = pd;
+    mr->addr = addr;
+    mr->length = len;
+    mr->lkey = next_key++;
+    mr->rkey = next_key++;
+    live++;
+    return mr;
 }
-int ibv_dereg_mr(struct ibv_mr *mr) { return (void)mr, ENOSYS; }
+struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t len, uint64_t iova, int fd, int access)
+{
+    last_dmabuf_fd = fd;
+    last_dmabuf_offset = offset;
+    last_iova = iova;
+    return (ibv_reg_mr)(pd, (void *)(uintptr_t)iova, len, access);
+}
+int fake_mlx5_last_dmabuf(uint64_t *offset, uint64_t *iova)
+{
+    *offset = last_dmabuf_offset;
+    *iova = last_iova;
+    return last_dmabuf_fd;
+}
+int ibv_dereg_mr(struct ibv_mr *mr)
+{
+    free(mr);
+    live--;
+    return 0;
+}
 const char *ibv_wc_status_str(enum ibv_wc_status s) { return (void)s, "fake status"; }
 
 /* ---- libmlx5 */

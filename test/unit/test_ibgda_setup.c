@@ -4,7 +4,8 @@
  * naming a missing device is an error; against fake_mlx5.c (loaded as both libraries) a 3-PE
  * setup creates its CQs and QPs, publishes a blob and connects to RTS, InfiniBand and RoCE, with
  * the commands' fields checked; a fake whose n-th call fails, for every n, leaves no object
- * behind; the blob checks and the doorbell-mode decision with their messages. */
+ * behind (memory regions included); the blob checks and the doorbell-mode decision with their
+ * messages. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -347,6 +348,30 @@ static void run_job(int roce)
     assert_int_equal(bits(c, 0xc0 + 0x3c8, 24), me.psn);
     assert_int_equal(bits(c, 0xc0 + 0x38d, 3), 7);          /* retries */
 
+    /* memory regions: by address, then through a dmabuf (the fd's offset maps addr); close
+     * releases the one still registered */
+    {
+        static char heap[2][8192];
+        gshmemi_ibgda_mr_t *m1, *m2;
+        uint32_t l1, r1, l2, r2;
+        uint64_t off, iova;
+        int before = fake_live();
+        assert_int_equal(gshmemi_ibgda_reg_mr(g, heap[0], sizeof(heap[0]), -1, 0, &m1, &l1, &r1), GSHMEMI_OK);
+        assert_int_equal(gshmemi_ibgda_reg_mr(g, heap[1], sizeof(heap[1]), 5, 0x1000, &m2, &l2, &r2), GSHMEMI_OK);
+        assert_true(l1 && r1 && l2 && r2 && l1 != l2 && r1 != r2);
+        assert_int_equal(((int (*)(uint64_t *, uint64_t *))fake_sym("fake_mlx5_last_dmabuf"))(&off, &iova), 5);
+        assert_int_equal(off, 0x1000);
+        assert_true(iova == (uint64_t)(uintptr_t)heap[1]);
+        assert_int_equal(fake_live(), before + 2);
+        gshmemi_ibgda_dereg_mr(g, m1);
+        assert_int_equal(fake_live(), before + 1);
+        capture_begin();
+        assert_int_equal(gshmemi_ibgda_reg_mr(g, NULL, 64, -1, 0, &m1, &l1, &r1), GSHMEMI_ERR_INVALID);
+        log = capture_end();
+        assert_non_null(strstr(log, "registering memory for IBGDA: empty range"));
+        assert_null(m1);
+    }
+
     gshmemi_ibgda_close(g);
     assert_int_equal(fake_live(), 0);
     free(blobs);
@@ -383,6 +408,12 @@ static void test_unwind(void **state)
             capture_begin();
             rc = gshmemi_ibgda_open(&args, &g);
             if (rc == GSHMEMI_OK) rc = gshmemi_ibgda_connect(g, blobs);
+            if (rc == GSHMEMI_OK) {
+                static char chunk[4096];
+                gshmemi_ibgda_mr_t *m;
+                uint32_t lk, rk;
+                rc = gshmemi_ibgda_reg_mr(g, chunk, sizeof(chunk), -1, 0, &m, &lk, &rk);
+            }
             gshmemi_ibgda_close(g);
             log = capture_end();
             assert_int_equal(fake_live(), 0);

@@ -179,6 +179,8 @@ struct gshmemi_ibgda {
     gshmemi_ibgda_layout_t lay;
     qp_t *qps;
     int n_qps;
+    struct ibv_mr **mrs;     /* registered and not yet released: close releases them */
+    int n_mrs, cap_mrs;
     gshmemi_ibgda_blob_t me;
     uint8_t gid[16];
 };
@@ -202,6 +204,8 @@ void gshmemi_ibgda_close(gshmemi_ibgda_t *g)
             GSHMEMI_WARN(SUB, "destroying CQ %u failed: %s", g->qps[q].cqn, strerror(errno));
     }
     free(g->qps);
+    while (g->n_mrs > 0) gshmemi_ibv.dereg_mr(g->mrs[--g->n_mrs]);
+    free(g->mrs);
     if (g->dbr_umem) mlx5.devx_umem_dereg(g->dbr_umem);
     if (g->cq_umem) mlx5.devx_umem_dereg(g->cq_umem);
     if (g->wq_umem) mlx5.devx_umem_dereg(g->wq_umem);
@@ -665,6 +669,64 @@ int gshmemi_ibgda_connect(gshmemi_ibgda_t *g, const void *blobs)
         GSHMEMI_CHECK(connect_qp(g, &g->qps[q], (const char *)blobs + bs * (size_t)g->qps[q].peer));
     GSHMEMI_INFO(SUB, "%d QPs in RTS", g->n_qps);
     return GSHMEMI_OK;
+}
+
+/* ---------------------------------------------------------------- memory regions */
+
+int gshmemi_ibgda_reg_mr(gshmemi_ibgda_t *g, void *addr, size_t size, int dmabuf_fd, uint64_t dmabuf_offset,
+                         gshmemi_ibgda_mr_t **out, uint32_t *lkey, uint32_t *rkey)
+{
+    const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                       IBV_ACCESS_REMOTE_ATOMIC;
+    const int by_dmabuf = dmabuf_fd >= 0 && gshmemi_ibv.reg_dmabuf_mr;
+    struct ibv_mr *mr;
+
+    *out = NULL;
+    if (!addr || size == 0) {
+        GSHMEMI_ERROR(SUB, "registering memory for IBGDA: empty range (%p, %zu bytes)", addr, size);
+        return GSHMEMI_ERR_INVALID;
+    }
+    if (g->n_mrs == g->cap_mrs) {
+        int cap = g->cap_mrs ? 2 * g->cap_mrs : 16;
+        struct ibv_mr **m = realloc(g->mrs, (size_t)cap * sizeof(*m));
+        if (!m) {
+            GSHMEMI_ERROR(SUB, "out of host memory for %d memory regions", cap);
+            return GSHMEMI_ERR_NOMEM;
+        }
+        g->mrs = m;
+        g->cap_mrs = cap;
+    }
+    errno = 0;
+    if (by_dmabuf)
+        mr = gshmemi_ibv.reg_dmabuf_mr(g->pd, dmabuf_offset, size, (uint64_t)(uintptr_t)addr, dmabuf_fd, access);
+    else
+        mr = gshmemi_ibv.reg_mr(g->pd, addr, size, access);
+    if (!mr) {
+        GSHMEMI_ERROR(SUB, "%s: registering %zu bytes at %p %s failed: %s%s", g->devname, size, addr,
+                      by_dmabuf ? "through its dmabuf" : "by address", strerror(errno ? errno : EIO),
+                      by_dmabuf ? "" : " (GPU memory needs a dmabuf or a peer-memory module such as nvidia-peermem)");
+        return GSHMEMI_ERR_SYSTEM;
+    }
+    g->mrs[g->n_mrs++] = mr;
+    *lkey = mr->lkey;
+    *rkey = mr->rkey;
+    *out = (gshmemi_ibgda_mr_t *)mr;
+    return GSHMEMI_OK;
+}
+
+void gshmemi_ibgda_dereg_mr(gshmemi_ibgda_t *g, gshmemi_ibgda_mr_t *mr)
+{
+    int i;
+    if (!mr) return;
+    for (i = 0; i < g->n_mrs; i++) {
+        if (g->mrs[i] == (struct ibv_mr *)mr) {
+            g->mrs[i] = g->mrs[--g->n_mrs];
+            if (gshmemi_ibv.dereg_mr((struct ibv_mr *)mr))
+                GSHMEMI_WARN(SUB, "%s: ibv_dereg_mr failed: %s", g->devname, strerror(errno));
+            return;
+        }
+    }
+    GSHMEMI_WARN(SUB, "releasing a memory region IBGDA does not hold (%p): ignored", (void *)mr);
 }
 
 /* ---------------------------------------------------------------- accessors */

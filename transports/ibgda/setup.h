@@ -105,6 +105,16 @@ int gshmemi_ibgda_connect(gshmemi_ibgda_t *g, const void *blobs);
 /* Releases everything in the reverse order of its making; NULL does nothing. */
 void gshmemi_ibgda_close(gshmemi_ibgda_t *g);
 
+/* Registers memory the peers' WQEs target and this PE's WQEs read or write (a heap chunk, a
+ * staging buffer) with remote read, write and atomic access: through the dmabuf when dmabuf_fd >=
+ * 0 and libibverbs has ibv_reg_dmabuf_mr (the fd's offset dmabuf_offset is addr), else by address
+ * (GPU memory then needs a peer-memory module). *mr is released by gshmemi_ibgda_dereg_mr or, if
+ * still registered, by close. Errors logged naming the range and the way tried. */
+typedef struct gshmemi_ibgda_mr gshmemi_ibgda_mr_t;
+int gshmemi_ibgda_reg_mr(gshmemi_ibgda_t *g, void *addr, size_t size, int dmabuf_fd, uint64_t dmabuf_offset,
+                         gshmemi_ibgda_mr_t **mr, uint32_t *lkey, uint32_t *rkey);
+void gshmemi_ibgda_dereg_mr(gshmemi_ibgda_t *g, gshmemi_ibgda_mr_t *mr);
+
 int gshmemi_ibgda_n_qps(const gshmemi_ibgda_t *g);
 void gshmemi_ibgda_qp_info(const gshmemi_ibgda_t *g, int q, gshmemi_ibgda_qp_info_t *out);
 /* The doorbell page: its CPU mapping (what cudaHostRegister(IoMemory) would map for the GPU),
