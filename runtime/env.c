@@ -139,6 +139,18 @@ static int parse_backend(const char *name, const char *text, gshmemi_env_backend
     return parse_choice(name, text, backend_names, 3, out);
 }
 
+static const char *const doorbell_names[] = {"auto", "gpu", "cpu"};
+static int parse_doorbell(const char *name, const char *text, gshmemi_env_doorbell_t *out)
+{
+    return parse_choice(name, text, doorbell_names, 3, out);
+}
+
+static const char *const nic_names[] = {"hw", "emulated", "null"};
+static int parse_nic(const char *name, const char *text, gshmemi_env_nic_t *out)
+{
+    return parse_choice(name, text, nic_names, 3, out);
+}
+
 /* ---- limits (the LIMIT column) ---- */
 
 static int unset_or_positive(gshmemi_env_int_t v) { return v == -1 || v >= 1; }
@@ -163,6 +175,8 @@ enum { KIND_SIZE, KIND_INT, KIND_SECONDS, KIND_OTHER };
 #define LIMIT_KIND_proto KIND_OTHER
 #define LIMIT_KIND_remote KIND_OTHER
 #define LIMIT_KIND_backend KIND_OTHER
+#define LIMIT_KIND_doorbell KIND_OTHER
+#define LIMIT_KIND_nic KIND_OTHER
 
 /* A size as the parser reads it back: the largest of K, M, G, T that divides it. */
 static void format_size_text(char *buf, size_t n, double v)
@@ -196,7 +210,8 @@ static void describe_range(char *buf, size_t n, int kind, double lo, double hi)
 static const char any_text_size[] = "any size", any_text_int[] = "any integer", any_text_seconds[] = "any seconds",
                   any_text_string[] = "any text", any_text_loglevel[] = "none|warn|info|trace",
                   any_text_bootstrap[] = "auto|pmix|uid", any_text_proto[] = "auto|ll|ll128|simple|direct",
-                  any_text_remote[] = "auto|proxy|ibgda|none", any_text_backend[] = "auto|copy|verbs";
+                  any_text_remote[] = "auto|proxy|ibgda|none", any_text_backend[] = "auto|copy|verbs",
+                  any_text_doorbell[] = "auto|gpu|cpu", any_text_nic[] = "hw|emulated|null";
 
 /* Pastes a row's LIMIT (e.g. RANGE(4, 64)) after a prefix: LIMIT_OK_RANGE(4, 64). ANY, RANGE and
  * CHECK are never macros themselves, so the pasted form is the one that expands. */
@@ -306,6 +321,14 @@ static void format_remote(char *buf, size_t n, gshmemi_env_remote_t v)
 static void format_backend(char *buf, size_t n, gshmemi_env_backend_t v)
 {
     snprintf(buf, n, "%s", v >= 0 && v < 3 ? backend_names[v] : "?");
+}
+static void format_doorbell(char *buf, size_t n, gshmemi_env_doorbell_t v)
+{
+    snprintf(buf, n, "%s", v >= 0 && v < 3 ? doorbell_names[v] : "?");
+}
+static void format_nic(char *buf, size_t n, gshmemi_env_nic_t v)
+{
+    snprintf(buf, n, "%s", v >= 0 && v < 3 ? nic_names[v] : "?");
 }
 
 void gshmemi_env_print(FILE *out, const gshmemi_env_t *env)

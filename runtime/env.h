@@ -57,7 +57,10 @@ extern "C" {
     X(PROXY_FIFO_SLOTS, int, "4096", CHECK(power_of_two, "a power of two, 64..1048576"), "Requests the proxy FIFO of a PE holds (64 bytes each, in pinned host memory)") \
     X(PROXY_OWN_CONTEXT, int, "-1", RANGE(-1, 1), "The copy backend's CUDA work in a context of its own: 1 | 0 | -1 (auto: when the GPU runs under MPS, where work in the application's context can wait behind the kernels it queued)") \
     X(PROXY_INJECT_ERROR, int, "0", RANGE(0, INT_MAX), "Tests: the proxy fails its Nth request (1-based) as if the backend had, to show the reported error; 0: never") \
-    X(IB_DEVICE, string, "", ANY, "RDMA device the verbs backend opens, optionally with its port (mlx5_0 or mlx5_0:1); unset: the first device with an active port")
+    X(IB_DEVICE, string, "", ANY, "RDMA device the verbs backend and IBGDA open, optionally with its port (mlx5_0 or mlx5_0:1); unset: the first device with an active port (IBGDA: the first mlx5 one)") \
+    X(IBGDA_DOORBELL, doorbell, "auto", ANY, "Who rings an IBGDA QP's doorbell: gpu (the kernel writes the doorbell record and the NIC's doorbell page, mapped for the GPU) | cpu (the kernel advances a producer index, a host thread rings) | auto (gpu when the doorbell page maps for the GPU, else cpu; logged)") \
+    X(IBGDA_NUM_RC_PER_PE, int, "2", RANGE(1, 64), "Reliable-connected QPs IBGDA creates per remote peer (each with its own send CQ)") \
+    X(IBGDA_NIC, nic, "hw", ANY, "What executes IBGDA work requests: hw (a ConnectX through mlx5 DEVX) | emulated (a host thread per PE decodes the WQEs and executes them on this host; a test vehicle) | null (completes every WQE without moving data; times the GPU side alone)")
 
 /* C type of each TYPE column value. */
 typedef size_t gshmemi_env_size_t;
@@ -69,10 +72,14 @@ typedef int gshmemi_env_bootstrap_t; /* GSHMEMI_BOOTSTRAP_* */
 typedef int gshmemi_env_proto_t;     /* GSHMEMI_PROTO_* */
 typedef int gshmemi_env_remote_t;    /* GSHMEMI_REMOTE_* */
 typedef int gshmemi_env_backend_t;   /* GSHMEMI_BACKEND_* */
+typedef int gshmemi_env_doorbell_t;  /* GSHMEMI_DOORBELL_* */
+typedef int gshmemi_env_nic_t;       /* GSHMEMI_NIC_* */
 
 enum { GSHMEMI_BOOTSTRAP_AUTO = 0, GSHMEMI_BOOTSTRAP_PMIX = 1, GSHMEMI_BOOTSTRAP_UID = 2 };
 enum { GSHMEMI_REMOTE_AUTO = 0, GSHMEMI_REMOTE_PROXY = 1, GSHMEMI_REMOTE_IBGDA = 2, GSHMEMI_REMOTE_NONE = 3 };
 enum { GSHMEMI_BACKEND_AUTO = 0, GSHMEMI_BACKEND_COPY = 1, GSHMEMI_BACKEND_VERBS = 2 };
+enum { GSHMEMI_DOORBELL_AUTO = 0, GSHMEMI_DOORBELL_GPU = 1, GSHMEMI_DOORBELL_CPU = 2 };
+enum { GSHMEMI_NIC_HW = 0, GSHMEMI_NIC_EMULATED = 1, GSHMEMI_NIC_NULL = 2 };
 
 typedef struct {
 #define GSHMEMI_ENV_FIELD(name, type, def, limit, doc) gshmemi_env_##type##_t name;

@@ -53,6 +53,37 @@ static void test_defaults(void **state)
     assert_int_equal(env.BARRIER_RADIX, 32);
     assert_int_equal(env.COLL_LL128_MAX, 512 << 10);
     assert_int_equal(env.COLL_PDL, 1);
+    assert_int_equal(env.IBGDA_DOORBELL, GSHMEMI_DOORBELL_AUTO);
+    assert_int_equal(env.IBGDA_NUM_RC_PER_PE, 2);
+    assert_int_equal(env.IBGDA_NIC, GSHMEMI_NIC_HW);
+}
+
+static char *load_error(const char *name, const char *value);
+
+/* IBGDA's two choices read every name, and a wrong one is refused naming them all. */
+static void test_ibgda_choices(void **state)
+{
+    gshmemi_env_t env;
+    char *m;
+    (void)state;
+    fake_set("GSHMEM_IBGDA_DOORBELL", "cpu");
+    fake_set("GSHMEM_IBGDA_NIC", "emulated");
+    assert_int_equal(gshmemi_env_load(fake_get, &env), GSHMEMI_OK);
+    assert_int_equal(env.IBGDA_DOORBELL, GSHMEMI_DOORBELL_CPU);
+    assert_int_equal(env.IBGDA_NIC, GSHMEMI_NIC_EMULATED);
+    fake_n = 0;
+    fake_set("GSHMEM_IBGDA_DOORBELL", "gpu");
+    fake_set("GSHMEM_IBGDA_NIC", "null");
+    assert_int_equal(gshmemi_env_load(fake_get, &env), GSHMEMI_OK);
+    assert_int_equal(env.IBGDA_DOORBELL, GSHMEMI_DOORBELL_GPU);
+    assert_int_equal(env.IBGDA_NIC, GSHMEMI_NIC_NULL);
+    m = load_error("GSHMEM_IBGDA_DOORBELL", "nic");
+    assert_non_null(strstr(m, "GSHMEM_IBGDA_DOORBELL=\"nic\""));
+    assert_non_null(strstr(m, "(auto, gpu, cpu)"));
+    free(m);
+    m = load_error("GSHMEM_IBGDA_NIC", "soft");
+    assert_non_null(strstr(m, "(hw, emulated, null)"));
+    free(m);
 }
 
 static void test_sizes(void **state)
@@ -300,7 +331,8 @@ static void test_print(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_defaults, setup), cmocka_unit_test_setup(test_sizes, setup),
+        cmocka_unit_test_setup(test_defaults, setup),
+        cmocka_unit_test_setup(test_ibgda_choices, setup), cmocka_unit_test_setup(test_sizes, setup),
         cmocka_unit_test_setup(test_values, setup),   cmocka_unit_test_setup(test_malformed, setup),
         cmocka_unit_test_setup(test_print, setup),    cmocka_unit_test_setup(test_messages, setup),
         cmocka_unit_test_setup(test_limits, setup),   cmocka_unit_test_setup(test_all_reported, setup),

@@ -2,9 +2,9 @@
  * chunk registered with the NIC (dmabuf, else a peer-memory module), RDMA WRITE/READ for data and
  * IB atomics (8-byte fetch-add and compare-swap; everything else a compare-swap loop).
  *
- * libibverbs is reached through dlopen so that libgshmem loads on hosts without rdma-core; only
- * the headers are needed to build. ibv_post_send, ibv_poll_cq and (on current providers)
- * ibv_query_port are inline calls through the context's ops, so they need no symbol.
+ * libibverbs is reached through dlopen (transports/ibv_lib.c) so that libgshmem loads on hosts
+ * without rdma-core; only the headers are needed to build. ibv_post_send and ibv_poll_cq are
+ * inline calls through the context's ops, so they need no symbol.
  *
  * Ordering: one RC QP per peer executes its work in order; an atomic that follows a write to the
  * same peer carries IBV_SEND_FENCE, so a signal lands after its data. NIC atomics are atomic with
@@ -14,7 +14,6 @@
  * Not yet run on a NIC: no machine it was written on has one. */
 #include "verbs.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
 #include <pthread.h>
@@ -25,6 +24,7 @@
 
 #include "../../runtime/env.h"
 #include "../../runtime/log.h"
+#include "../ibv_lib.h"
 #include "backend.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -33,90 +33,9 @@
 
 #define SUB "verbs"
 
-/* ---------------------------------------------------------------- the library */
-
-/* Field fn has the type of ibv_fn; named without the prefix because several ibv_ names are
- * function-like macros in verbs.h (ibv_query_port, ibv_reg_mr) that a call would expand. */
-#define GSHMEMI_IBV_FUNCS(X)                                                                      \
-    X(get_device_list)                                                                            \
-    X(free_device_list)                                                                           \
-    X(get_device_name)                                                                            \
-    X(open_device)                                                                                \
-    X(close_device)                                                                               \
-    X(query_device)                                                                               \
-    X(query_port)                                                                                 \
-    X(query_gid)                                                                                  \
-    X(alloc_pd)                                                                                   \
-    X(dealloc_pd)                                                                                 \
-    X(create_cq)                                                                                  \
-    X(destroy_cq)                                                                                 \
-    X(create_qp)                                                                                  \
-    X(destroy_qp)                                                                                 \
-    X(modify_qp)                                                                                  \
-    X(reg_mr)                                                                                     \
-    X(dereg_mr)                                                                                   \
-    X(wc_status_str)
-/* Newer than the rest (rdma-core 34): its absence only rules out dmabuf registration. */
-#define GSHMEMI_IBV_OPTIONAL_FUNCS(X) X(reg_dmabuf_mr)
-
-static struct {
-#define GSHMEMI_IBV_FIELD(fn) __typeof__(&ibv_##fn) fn;
-    GSHMEMI_IBV_FUNCS(GSHMEMI_IBV_FIELD)
-    GSHMEMI_IBV_OPTIONAL_FUNCS(GSHMEMI_IBV_FIELD)
-#undef GSHMEMI_IBV_FIELD
-} ibv;
-
-static void *ibv_lib;
-static const char *ibv_lib_name = "libibverbs.so.1";
-
-static void ibv_unload(void)
-{
-    if (ibv_lib) dlclose(ibv_lib);
-    ibv_lib = NULL;
-    memset(&ibv, 0, sizeof(ibv));
-}
-
-void gshmemi_verbs_set_library_for_test(const char *name)
-{
-    ibv_unload();
-    ibv_lib_name = name ? name : "libibverbs.so.1";
-}
-
-/* GSHMEMI_ERR_UNSUPPORTED (info line) when the library or one of its entry points is missing. */
-static int ibv_load(void)
-{
-    const char *err;
-    if (ibv_lib) return GSHMEMI_OK;
-    ibv_lib = dlopen(ibv_lib_name, RTLD_NOW | RTLD_LOCAL);
-    if (!ibv_lib) {
-        err = dlerror();
-        GSHMEMI_INFO(SUB, "%s is missing (%s): no verbs backend on this host (install rdma-core's libibverbs)",
-                     ibv_lib_name, err ? err : "dlopen failed");
-        return GSHMEMI_ERR_UNSUPPORTED;
-    }
-#define GSHMEMI_IBV_LOAD(fn)                                                                      \
-    ibv.fn = (__typeof__(ibv.fn))dlsym(ibv_lib, "ibv_" #fn);                                      \
-    if (!ibv.fn) {                                                                                \
-        GSHMEMI_INFO(SUB, "%s has no ibv_" #fn ": no verbs backend on this host", ibv_lib_name);  \
-        ibv_unload();                                                                             \
-        return GSHMEMI_ERR_UNSUPPORTED;                                                           \
-    }
-    GSHMEMI_IBV_FUNCS(GSHMEMI_IBV_LOAD)
-#undef GSHMEMI_IBV_LOAD
-    ibv.reg_dmabuf_mr = (__typeof__(ibv.reg_dmabuf_mr))dlsym(ibv_lib, "ibv_reg_dmabuf_mr");
-    return GSHMEMI_OK;
-}
-
-/* ibv_query_port as verbs.h's inline does it, with our table for the old entry point. */
-static int query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *attr)
-{
-    struct verbs_context *vctx = verbs_get_ctx_op(c, query_port);
-    if (vctx) return vctx->query_port(c, port, attr, sizeof(*attr));
-    memset(attr, 0, sizeof(*attr));
-    return ibv.query_port(c, port, (struct _compat_ibv_port_attr *)attr);
-}
-
 /* ---------------------------------------------------------------- pure parts */
+
+void gshmemi_verbs_set_library_for_test(const char *name) { gshmemi_ibv_set_library_for_test(name); }
 
 void gshmemi_verbs_blob_pack(const gshmemi_verbs_blob_t *in, void *out) { memcpy(out, in, sizeof(*in)); }
 
@@ -167,40 +86,7 @@ int gshmemi_verbs_region_find(const gshmemi_verbs_region_t *regs, int n, const v
 
 int gshmemi_verbs_parse_device(const char *text, char *name, size_t cap, int *port)
 {
-    const char *colon, *q;
-    size_t len;
-    long v = 0;
-
-    name[0] = '\0';
-    *port = 0;
-    if (!text || !*text) return GSHMEMI_OK;
-    colon = strchr(text, ':');
-    len = colon ? (size_t)(colon - text) : strlen(text);
-    if (len == 0 || len >= cap || len >= GSHMEMI_VERBS_NAME_MAX) {
-        GSHMEMI_ERROR(SUB, "GSHMEM_IB_DEVICE=%s: expected a device name of 1 to %d characters, optionally followed by :PORT (mlx5_0 or mlx5_0:1)",
-                      text, GSHMEMI_VERBS_NAME_MAX - 1);
-        return GSHMEMI_ERR_INVALID;
-    }
-    for (q = text; q < text + len; q++) {
-        if (*q == ' ' || *q == '\t' || *q == '/') {
-            GSHMEMI_ERROR(SUB, "GSHMEM_IB_DEVICE=%s: a device name has no spaces or slashes (mlx5_0 or mlx5_0:1)", text);
-            return GSHMEMI_ERR_INVALID;
-        }
-    }
-    if (colon) {
-        for (q = colon + 1; *q; q++) {
-            if (*q < '0' || *q > '9' || v > 255) break;
-            v = v * 10 + (*q - '0');
-        }
-        if (q == colon + 1 || *q || v < 1 || v > 255) {
-            GSHMEMI_ERROR(SUB, "GSHMEM_IB_DEVICE=%s: the port after ':' must be a number from 1 to 255 (mlx5_0:1)", text);
-            return GSHMEMI_ERR_INVALID;
-        }
-        *port = (int)v;
-    }
-    memcpy(name, text, len);
-    name[len] = '\0';
-    return GSHMEMI_OK;
+    return gshmemi_ibv_parse_device(SUB, text, name, cap, port);
 }
 
 uint64_t gshmemi_verbs_amo_apply(int op, size_t width, unsigned shift, uint64_t word, uint64_t value, uint64_t cond)
@@ -313,57 +199,6 @@ static double now_s(void)
 
 /* ---------------------------------------------------------------- open */
 
-static const char *port_state_name(enum ibv_port_state s)
-{
-    switch (s) {
-    case IBV_PORT_DOWN: return "DOWN";
-    case IBV_PORT_INIT: return "INIT";
-    case IBV_PORT_ARMED: return "ARMED";
-    case IBV_PORT_ACTIVE: return "ACTIVE";
-    case IBV_PORT_ACTIVE_DEFER: return "ACTIVE_DEFER";
-    default: return "NOP";
-    }
-}
-
-/* The first ACTIVE port of c (want == 0) or port want if ACTIVE; 0 when none, with why in why. */
-static int pick_port(struct ibv_context *c, const char *name, int want, char *why, size_t cap)
-{
-    struct ibv_device_attr da;
-    struct ibv_port_attr pa;
-    int p, rc, first = want ? want : 1, last;
-    size_t used = 0;
-
-    why[0] = '\0';
-    rc = ibv.query_device(c, &da);
-    if (rc) {
-        snprintf(why, cap, "%s: ibv_query_device failed: %s", name, strerror(rc));
-        return 0;
-    }
-    last = want ? want : da.phys_port_cnt;
-    if (want > da.phys_port_cnt) {
-        snprintf(why, cap, "%s has %d port(s), no port %d", name, da.phys_port_cnt, want);
-        return 0;
-    }
-    for (p = first; p <= last; p++) {
-        rc = query_port(c, (uint8_t)p, &pa);
-        if (rc == 0 && pa.state == IBV_PORT_ACTIVE) return p;
-        if (used < cap)
-            used += snprintf(why + used, cap - used, "%s%s port %d %s", used ? ", " : "", name, p,
-                             rc ? strerror(rc) : port_state_name(pa.state));
-    }
-    return 0;
-}
-
-static void names_of(struct ibv_device **list, int n, char *out, size_t cap)
-{
-    size_t used = 0;
-    int i;
-    out[0] = '\0';
-    for (i = 0; i < n && used < cap; i++)
-        used += snprintf(out + used, cap - used, "%s%s", i ? " " : "", ibv.get_device_name(list[i]));
-    if (n == 0) snprintf(out, cap, "none");
-}
-
 static void verbs_close(gshmemi_proxy_backend_t *be);
 static int drain(gshmemi_proxy_backend_t *be);
 
@@ -377,13 +212,13 @@ static int open_device(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **o
 
     *out = NULL;
     GSHMEMI_CHECK(gshmemi_verbs_parse_device(gshmemi_env.IB_DEVICE, want, sizeof(want), &want_port));
-    GSHMEMI_CHECK(ibv_load());
+    GSHMEMI_CHECK(gshmemi_ibv_load(SUB, "verbs backend"));
 
     errno = 0;
-    list = ibv.get_device_list(&n);
+    list = gshmemi_ibv.get_device_list(&n);
     err = errno;
     if (!list || n == 0) {
-        if (list) ibv.free_device_list(list);
+        if (list) gshmemi_ibv.free_device_list(list);
         /* ENOSYS: the kernel has no RDMA subsystem (no /sys/class/infiniband) */
         const char *cause = !list && err == ENOSYS ? "; this kernel has no RDMA support"
                             : !list && err         ? "; ibv_get_device_list failed"
@@ -396,47 +231,47 @@ static int open_device(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **o
         GSHMEMI_INFO(SUB, "no RDMA device on this host (libibverbs lists none%s): no verbs backend", cause);
         return GSHMEMI_ERR_UNSUPPORTED;
     }
-    names_of(list, n, present, sizeof(present));
+    gshmemi_ibv_device_names(list, n, present, sizeof(present));
 
     be = calloc(1, sizeof(*be));
     if (!be) {
-        ibv.free_device_list(list);
+        gshmemi_ibv.free_device_list(list);
         GSHMEMI_ERROR(SUB, "out of host memory for the verbs backend");
         return GSHMEMI_ERR_NOMEM;
     }
     be->ctx = ctx;
     *out = be;
     if ((err = pthread_mutex_init(&be->lock, NULL)) != 0) {
-        ibv.free_device_list(list);
+        gshmemi_ibv.free_device_list(list);
         GSHMEMI_ERROR(SUB, "pthread_mutex_init failed: %s", strerror(err));
         return GSHMEMI_ERR_SYSTEM;
     }
     be->lock_made = 1;
 
     for (i = 0; i < n; i++) {
-        const char *name = ibv.get_device_name(list[i]);
+        const char *name = gshmemi_ibv.get_device_name(list[i]);
         struct ibv_context *c;
         if (want[0] && strcmp(name, want) != 0) continue;
-        c = ibv.open_device(list[i]);
+        c = gshmemi_ibv.open_device(list[i]);
         if (!c) {
             snprintf(why, sizeof(why), "%s: ibv_open_device failed: %s", name, strerror(errno));
             if (want[0]) break;
             continue;
         }
-        port = pick_port(c, name, want_port, why, sizeof(why));
+        port = gshmemi_ibv_pick_port(c, name, want_port, why, sizeof(why));
         if (port) {
             be->ibctx = c;
             snprintf(be->devname, sizeof(be->devname), "%s", name);
             chosen = i;
             break;
         }
-        ibv.close_device(c);
+        gshmemi_ibv.close_device(c);
         if (want[0]) break;
     }
     if (chosen < 0) {
         int named_found = 0;
-        for (i = 0; i < n && want[0]; i++) named_found |= strcmp(ibv.get_device_name(list[i]), want) == 0;
-        ibv.free_device_list(list);
+        for (i = 0; i < n && want[0]; i++) named_found |= strcmp(gshmemi_ibv.get_device_name(list[i]), want) == 0;
+        gshmemi_ibv.free_device_list(list);
         if (want[0] && !named_found) {
             GSHMEMI_ERROR(SUB, "GSHMEM_IB_DEVICE=%s: no such RDMA device on this host (devices present: %s)",
                           gshmemi_env.IB_DEVICE, present);
@@ -449,15 +284,15 @@ static int open_device(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **o
         GSHMEMI_INFO(SUB, "no RDMA device with an active port (%s): no verbs backend", why);
         return GSHMEMI_ERR_UNSUPPORTED;
     }
-    ibv.free_device_list(list);
+    gshmemi_ibv.free_device_list(list);
     be->port = (uint8_t)port;
 
-    rc = ibv.query_device(be->ibctx, &be->dattr);
+    rc = gshmemi_ibv.query_device(be->ibctx, &be->dattr);
     if (rc) {
         GSHMEMI_ERROR(SUB, "%s: ibv_query_device failed: %s", be->devname, strerror(rc));
         return GSHMEMI_ERR_SYSTEM;
     }
-    rc = query_port(be->ibctx, be->port, &be->pattr);
+    rc = gshmemi_ibv_query_port(be->ibctx, be->port, &be->pattr);
     if (rc) {
         GSHMEMI_ERROR(SUB, "%s port %d: ibv_query_port failed: %s", be->devname, port, strerror(rc));
         return GSHMEMI_ERR_SYSTEM;
@@ -466,13 +301,13 @@ static int open_device(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **o
     if (be->pattr.link_layer == IBV_LINK_LAYER_ETHERNET) {
         /* RoCE addresses by GID; index 0 is the port's default (link-local or RoCE v1 on some
          * setups: GSHMEM_IB_DEVICE cannot pick another index yet) */
-        rc = ibv.query_gid(be->ibctx, be->port, 0, &gid);
+        rc = gshmemi_ibv.query_gid(be->ibctx, be->port, 0, &gid);
         if (rc) {
             GSHMEMI_ERROR(SUB, "%s port %d: ibv_query_gid(index 0) failed: %s", be->devname, port, strerror(errno));
             return GSHMEMI_ERR_SYSTEM;
         }
     }
-    be->pd = ibv.alloc_pd(be->ibctx);
+    be->pd = gshmemi_ibv.alloc_pd(be->ibctx);
     if (!be->pd) {
         GSHMEMI_ERROR(SUB, "%s: ibv_alloc_pd failed: %s", be->devname, strerror(errno));
         return GSHMEMI_ERR_SYSTEM;
@@ -484,7 +319,7 @@ static int open_device(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **o
         return GSHMEMI_ERR_NOMEM;
     }
     memset(be->slot_buf, 0, N_SLOTS * sizeof(uint64_t));
-    be->slot_mr = ibv.reg_mr(be->pd, be->slot_buf, N_SLOTS * sizeof(uint64_t), IBV_ACCESS_LOCAL_WRITE);
+    be->slot_mr = gshmemi_ibv.reg_mr(be->pd, be->slot_buf, N_SLOTS * sizeof(uint64_t), IBV_ACCESS_LOCAL_WRITE);
     if (!be->slot_mr) {
         GSHMEMI_ERROR(SUB, "%s: ibv_reg_mr of the %zu-byte atomic landing buffer failed: %s", be->devname,
                       N_SLOTS * sizeof(uint64_t), strerror(errno));
@@ -532,7 +367,7 @@ static int qp_to_rts(gshmemi_proxy_backend_t *be, int pe, uint32_t remote_qpn)
     a.port_num = be->port;
     a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
                         IBV_ACCESS_REMOTE_ATOMIC;
-    rc = ibv.modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+    rc = gshmemi_ibv.modify_qp(p->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
     if (rc) {
         GSHMEMI_ERROR(SUB, "QP to PE %d: ibv_modify_qp to INIT failed: %s", pe, strerror(rc));
         return GSHMEMI_ERR_SYSTEM;
@@ -554,7 +389,7 @@ static int qp_to_rts(gshmemi_proxy_backend_t *be, int pe, uint32_t remote_qpn)
     } else {
         a.ah_attr.dlid = p->info.lid;
     }
-    rc = ibv.modify_qp(p->qp, &a,
+    rc = gshmemi_ibv.modify_qp(p->qp, &a,
                        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
                            IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
     if (rc) {
@@ -570,7 +405,7 @@ static int qp_to_rts(gshmemi_proxy_backend_t *be, int pe, uint32_t remote_qpn)
     a.retry_cnt = 7;
     a.rnr_retry = 7;
     a.max_rd_atomic = (uint8_t)(rd_init > 16 ? 16 : rd_init);
-    rc = ibv.modify_qp(p->qp, &a,
+    rc = gshmemi_ibv.modify_qp(p->qp, &a,
                        IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                            IBV_QP_MAX_QP_RD_ATOMIC);
     if (rc) {
@@ -597,7 +432,7 @@ static int verbs_connect(gshmemi_proxy_backend_t *be, const void *blobs, const i
     if (n_served) {
         be->cq_depth = n_served * SQ_DEPTH;
         if (be->dattr.max_cqe > 0 && be->cq_depth > be->dattr.max_cqe) be->cq_depth = be->dattr.max_cqe;
-        be->cq = ibv.create_cq(be->ibctx, be->cq_depth, NULL, NULL, 0);
+        be->cq = gshmemi_ibv.create_cq(be->ibctx, be->cq_depth, NULL, NULL, 0);
         if (!be->cq) {
             GSHMEMI_ERROR(SUB, "%s: ibv_create_cq(%d entries) failed: %s", be->devname, be->cq_depth, strerror(errno));
             rc = GSHMEMI_ERR_SYSTEM;
@@ -625,7 +460,7 @@ static int verbs_connect(gshmemi_proxy_backend_t *be, const void *blobs, const i
         ia.cap.max_send_sge = 1;
         ia.cap.max_recv_sge = 1;
         ia.cap.max_inline_data = MAX_INLINE;
-        p->qp = ibv.create_qp(be->pd, &ia);
+        p->qp = gshmemi_ibv.create_qp(be->pd, &ia);
         if (!p->qp) {
             GSHMEMI_ERROR(SUB, "%s: ibv_create_qp (RC) for PE %d failed: %s", be->devname, pe, strerror(errno));
             rc = GSHMEMI_ERR_SYSTEM;
@@ -693,7 +528,7 @@ static int add_region(gshmemi_proxy_backend_t *be, uintptr_t addr, size_t size, 
 /* Deregisters region i; nothing in flight may use it (the caller drained). */
 static void drop_region(gshmemi_proxy_backend_t *be, int i)
 {
-    int rc = ibv.dereg_mr(be->regions[i].mr);
+    int rc = gshmemi_ibv.dereg_mr(be->regions[i].mr);
     if (rc) GSHMEMI_WARN(SUB, "ibv_dereg_mr of the buffer at %p failed: %s", (void *)be->regions[i].addr, strerror(rc));
     if (be->regions[i].kind != GSHMEMI_VERBS_REG_HEAP) be->n_cached--;
     memmove(&be->regions[i], &be->regions[i + 1], (size_t)(be->n_regions - i - 1) * sizeof(*be->regions));
@@ -708,7 +543,7 @@ static struct ibv_mr *reg_device(gshmemi_proxy_backend_t *be, void *addr, size_t
     struct ibv_mr *mr = NULL;
     int fd = -1;
 
-    if (!ibv.reg_dmabuf_mr) {
+    if (!gshmemi_ibv.reg_dmabuf_mr) {
         snprintf(why, sizeof(why), "libibverbs has no ibv_reg_dmabuf_mr (rdma-core older than 34)");
     } else if (!gshmemi_cu.cuMemGetHandleForAddressRange) {
         snprintf(why, sizeof(why), "the CUDA driver entry points are not loaded");
@@ -718,7 +553,7 @@ static struct ibv_mr *reg_device(gshmemi_proxy_backend_t *be, void *addr, size_t
         if (cr != CUDA_SUCCESS) {
             snprintf(why, sizeof(why), "cuMemGetHandleForAddressRange(DMA_BUF_FD) failed: %s", gshmemi_cu_errstr(cr));
         } else {
-            mr = ibv.reg_dmabuf_mr(be->pd, 0, size, (uint64_t)(uintptr_t)addr, fd, IBV_ACCESS_ALL);
+            mr = gshmemi_ibv.reg_dmabuf_mr(be->pd, 0, size, (uint64_t)(uintptr_t)addr, fd, IBV_ACCESS_ALL);
             if (!mr) snprintf(why, sizeof(why), "ibv_reg_dmabuf_mr failed: %s", strerror(errno));
             close(fd); /* the MR holds its own reference */
         }
@@ -726,7 +561,7 @@ static struct ibv_mr *reg_device(gshmemi_proxy_backend_t *be, void *addr, size_t
     if (mr) return mr;
     GSHMEMI_INFO(SUB, "%s (%zu bytes at %p): no dmabuf registration (%s); trying ibv_reg_mr (needs nvidia-peermem)",
                  what, size, addr, why);
-    mr = ibv.reg_mr(be->pd, addr, size, IBV_ACCESS_ALL);
+    mr = gshmemi_ibv.reg_mr(be->pd, addr, size, IBV_ACCESS_ALL);
     if (!mr)
         GSHMEMI_ERROR(SUB, "%s (%zu bytes at %p) cannot be registered with %s: dmabuf: %s; ibv_reg_mr: %s (load the nvidia-peermem module, or use a kernel and driver with dmabuf support)",
                       what, size, addr, be->devname, why, strerror(errno));
@@ -777,7 +612,7 @@ static int verbs_register_chunk(gshmemi_proxy_backend_t *be, const gshmemi_heap_
         int r2 = t ? add_region(be, (uintptr_t)chunk->addr, chunk->size, mr, GSHMEMI_VERBS_REG_HEAP, 0)
                    : GSHMEMI_ERR_NOMEM;
         if (r2 != GSHMEMI_OK) {
-            ibv.dereg_mr(mr);
+            gshmemi_ibv.dereg_mr(mr);
             if (rc == GSHMEMI_OK) rc = r2;
         }
     }
@@ -831,7 +666,7 @@ static int local_key_locked(gshmemi_proxy_backend_t *be, const void *p, size_t *
         base = a;
         size = (size_t)pg;
         id = 0;
-        mr = ibv.reg_mr(be->pd, (void *)a, size, IBV_ACCESS_ALL);
+        mr = gshmemi_ibv.reg_mr(be->pd, (void *)a, size, IBV_ACCESS_ALL);
         if (!mr)
             GSHMEMI_ERROR(SUB, "local address %p is in no heap chunk, no device allocation, and its host page cannot be registered: %s",
                           p, strerror(errno));
@@ -840,7 +675,7 @@ static int local_key_locked(gshmemi_proxy_backend_t *be, const void *p, size_t *
     if (be->n_cached == REG_CACHE_MAX) {
         rc = drain(be); /* nothing in flight may use what is dropped */
         if (rc) {
-            ibv.dereg_mr(mr);
+            gshmemi_ibv.dereg_mr(mr);
             return rc;
         }
         for (i = 0; be->regions[i].kind == GSHMEMI_VERBS_REG_HEAP; i++) {
@@ -849,7 +684,7 @@ static int local_key_locked(gshmemi_proxy_backend_t *be, const void *p, size_t *
     }
     rc = add_region(be, (uintptr_t)base, size, mr, kind, id);
     if (rc) {
-        ibv.dereg_mr(mr);
+        gshmemi_ibv.dereg_mr(mr);
         return rc;
     }
     i = gshmemi_verbs_region_find(be->regions, be->n_regions, p, avail);
@@ -908,7 +743,7 @@ static int poll_once(gshmemi_proxy_backend_t *be, int *got)
                 p->flushed++; /* the QP went to error earlier; that error was reported */
             } else {
                 GSHMEMI_ERROR(SUB, "%s", gshmemi_verbs_cqe_message(msg, sizeof(msg), kind, pe,
-                                                                   ibv.wc_status_str(wc[i].status), (int)wc[i].status,
+                                                                   gshmemi_ibv.wc_status_str(wc[i].status), (int)wc[i].status,
                                                                    wc[i].vendor_err));
                 if (!p->error) p->error = GSHMEMI_ERR_REMOTE;
                 if (!be->error) be->error = GSHMEMI_ERR_REMOTE;
@@ -1239,16 +1074,16 @@ static void verbs_close(gshmemi_proxy_backend_t *be)
     if (!be) return;
     if (be->in_flight && be->cq) (void)drain(be); /* nothing may land in freed memory */
     for (pe = 0; be->peers && pe < be->ctx->n_pes; pe++) {
-        if (be->peers[pe].qp && (rc = ibv.destroy_qp(be->peers[pe].qp)) != 0)
+        if (be->peers[pe].qp && (rc = gshmemi_ibv.destroy_qp(be->peers[pe].qp)) != 0)
             GSHMEMI_WARN(SUB, "ibv_destroy_qp (PE %d) failed: %s", pe, strerror(rc));
     }
     for (i = be->n_regions - 1; i >= 0; i--) {
-        if ((rc = ibv.dereg_mr(be->regions[i].mr)) != 0) GSHMEMI_WARN(SUB, "ibv_dereg_mr failed: %s", strerror(rc));
+        if ((rc = gshmemi_ibv.dereg_mr(be->regions[i].mr)) != 0) GSHMEMI_WARN(SUB, "ibv_dereg_mr failed: %s", strerror(rc));
     }
-    if (be->slot_mr && (rc = ibv.dereg_mr(be->slot_mr)) != 0) GSHMEMI_WARN(SUB, "ibv_dereg_mr failed: %s", strerror(rc));
-    if (be->cq && (rc = ibv.destroy_cq(be->cq)) != 0) GSHMEMI_WARN(SUB, "ibv_destroy_cq failed: %s", strerror(rc));
-    if (be->pd && (rc = ibv.dealloc_pd(be->pd)) != 0) GSHMEMI_WARN(SUB, "ibv_dealloc_pd failed: %s", strerror(rc));
-    if (be->ibctx && (rc = ibv.close_device(be->ibctx)) != 0)
+    if (be->slot_mr && (rc = gshmemi_ibv.dereg_mr(be->slot_mr)) != 0) GSHMEMI_WARN(SUB, "ibv_dereg_mr failed: %s", strerror(rc));
+    if (be->cq && (rc = gshmemi_ibv.destroy_cq(be->cq)) != 0) GSHMEMI_WARN(SUB, "ibv_destroy_cq failed: %s", strerror(rc));
+    if (be->pd && (rc = gshmemi_ibv.dealloc_pd(be->pd)) != 0) GSHMEMI_WARN(SUB, "ibv_dealloc_pd failed: %s", strerror(rc));
+    if (be->ibctx && (rc = gshmemi_ibv.close_device(be->ibctx)) != 0)
         GSHMEMI_WARN(SUB, "ibv_close_device failed: %s", strerror(rc));
     if (be->lock_made) pthread_mutex_destroy(&be->lock);
     free(be->regions);

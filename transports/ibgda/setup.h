@@ -1,0 +1,139 @@
+/* IBGDA's host setup (issue 27): an mlx5 device opened with DEVX, one UAR (the doorbell page),
+ * the caller's SQ, CQ and doorbell-record buffers registered as umems, and per remote peer
+ * GSHMEM_IBGDA_NUM_RC_PER_PE reliable-connected QPs, each with a send CQ of its own, created with
+ * mlx5_prm.h's commands and moved to RTS from the peers' published blobs. The GPU side (WQEs,
+ * doorbells, CQ polls) and the emulated NIC are elsewhere; nothing here touches CUDA: the
+ * caller allocates the buffers (GPU memory, or pinned host memory) and maps the UAR for the GPU.
+ *
+ * No NIC was available where this was written: DEVX object creation, the commands' acceptance
+ * by firmware, umem registration of GPU memory and the doorbell page's mapping are unverified;
+ * everything here has run only against test/unit/fake_mlx5.c. */
+#ifndef GSHMEMI_IBGDA_SETUP_H
+#define GSHMEMI_IBGDA_SETUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the published blob: how peers reach this PE's QPs -------------------------------------- */
+#define GSHMEMI_IBGDA_BLOB_MAGIC 0x47534942u /* "GSIB" */
+
+typedef struct {
+    uint32_t magic;      /* GSHMEMI_IBGDA_BLOB_MAGIC: a PE whose setup did not open publishes 0 */
+    uint32_t psn;        /* first packet sequence number of every QP of this PE */
+    uint16_t lid;        /* InfiniBand: the port's LID */
+    uint8_t port;
+    uint8_t mtu;         /* enum ibv_mtu of the port (1..5) */
+    uint8_t link_layer;  /* IBV_LINK_LAYER_* */
+    uint8_t gid_index;
+    uint16_t n_pes;      /* the job it was made for, checked on unpack */
+    uint16_t n_rc;       /* QPs per peer */
+    uint16_t pad;
+    uint8_t gid[16];     /* RoCE */
+    /* then uint32_t qpn[n_pes][n_rc]: qpn[pe][k] is this PE's k-th QP to pe (0: none) */
+} gshmemi_ibgda_blob_t;
+
+/* Bytes of one PE's blob in a job of n_pes with n_rc QPs per peer. */
+size_t gshmemi_ibgda_blob_size(int n_pes, int n_rc);
+/* Checks a peer's blob (magic, job shape, port, MTU, link layer); GSHMEMI_ERR_INVALID logged
+ * naming pe otherwise. hdr may be NULL. */
+int gshmemi_ibgda_blob_check(const void *blob, int pe, int n_pes, int n_rc, gshmemi_ibgda_blob_t *hdr);
+/* The QP number blob's PE created as its k-th QP towards to_pe. */
+uint32_t gshmemi_ibgda_blob_qpn(const void *blob, int to_pe, int k, int n_rc);
+
+/* ---- buffers and their layout ----------------------------------------------------------------- */
+
+/* Memory the NIC reads or writes, given by the caller. dmabuf_fd >= 0 registers it through the
+ * dmabuf (mlx5dv_devx_umem_reg_ex; for GPU memory from cuMemGetHandleForAddressRange), else by
+ * address (GPU memory then needs a peer-memory module such as nvidia-peermem). The dmabuf must
+ * start at addr (offset 0) and cover size bytes, a multiple of the host page size. */
+typedef struct {
+    void *addr;
+    size_t size;
+    int dmabuf_fd;
+} gshmemi_ibgda_buf_t;
+
+/* Where QP q (0 .. n_qps-1, in peer order then k) keeps its parts: SQ ring at q * wq_stride in the
+ * wq buffer, CQEs at q * cq_stride in the cq buffer, doorbell records 64 bytes apart in the dbr
+ * buffer (the QP's at q * 64, its CQ's at (n_qps + q) * 64). Every size is whole 4 KiB pages. */
+typedef struct {
+    int n_qps;
+    size_t wq_stride, wq_bytes;
+    size_t cq_stride, cq_bytes;
+    size_t dbr_bytes;
+} gshmemi_ibgda_layout_t;
+#define GSHMEMI_IBGDA_DBR_STRIDE 64
+
+/* GSHMEMI_ERR_INVALID, logged naming the argument, on sizes out of the PRM's ranges (log_sq_bbs
+ * 0..15, log_cqes 0..24). */
+int gshmemi_ibgda_layout(int n_qps, unsigned log_sq_bbs, unsigned log_cqes, gshmemi_ibgda_layout_t *out);
+
+/* ---- setup ------------------------------------------------------------------------------------ */
+
+typedef struct {
+    int my_pe, n_pes;
+    int n_rc;                 /* QPs per remote peer (GSHMEM_IBGDA_NUM_RC_PER_PE) */
+    const uint8_t *remote;    /* [n_pes]: 1 for the peers IBGDA serves; NULL: every other PE */
+    unsigned log_sq_bbs;      /* each SQ: 2^log_sq_bbs 64-byte basic blocks */
+    unsigned log_cqes;        /* each CQ: 2^log_cqes 64-byte CQEs */
+    int collapsed_cq;         /* every CQE in entry 0 (NVSHMEM's choice); 0: a ring */
+    gshmemi_ibgda_buf_t wq, cq, dbr; /* at least gshmemi_ibgda_layout's bytes each */
+} gshmemi_ibgda_args_t;
+
+typedef struct {
+    int peer, k;              /* the k-th QP to PE peer */
+    uint32_t qpn, cqn;
+    size_t wq_offset, cq_offset, qp_dbr_offset, cq_dbr_offset;
+} gshmemi_ibgda_qp_info_t;
+
+typedef struct gshmemi_ibgda gshmemi_ibgda_t;
+
+/* Opens the device (GSHMEM_IB_DEVICE, else the first mlx5 device with an active port), its PD,
+ * a UAR, the umems of a's buffers, and every QP and CQ (in RESET). On failure everything made
+ * is released and *out is NULL: GSHMEMI_ERR_UNSUPPORTED with one info line when this host has no
+ * libibverbs, no libmlx5, no RDMA device, no mlx5 device or no DEVX; GSHMEMI_ERR_INVALID when
+ * GSHMEM_IB_DEVICE names a device that is not there; other errors logged. */
+int gshmemi_ibgda_open(const gshmemi_ibgda_args_t *a, gshmemi_ibgda_t **out);
+/* This PE's blob (gshmemi_ibgda_blob_size bytes) into out. */
+void gshmemi_ibgda_blob(const gshmemi_ibgda_t *g, void *out);
+/* Moves every QP through INIT and RTR to RTS, towards the QP its peer published for this PE in
+ * blobs ([n_pes][blob_size], allgathered). On failure the QPs stay as they are; close releases. */
+int gshmemi_ibgda_connect(gshmemi_ibgda_t *g, const void *blobs);
+/* Releases everything in the reverse order of its making; NULL does nothing. */
+void gshmemi_ibgda_close(gshmemi_ibgda_t *g);
+
+/* Registers memory the peers' WQEs target and this PE's WQEs read or write (a heap chunk, a
+ * staging buffer) with remote read, write and atomic access: through the dmabuf when dmabuf_fd >=
+ * 0 and libibverbs has ibv_reg_dmabuf_mr (the fd's offset dmabuf_offset is addr), else by address
+ * (GPU memory then needs a peer-memory module). *mr is released by gshmemi_ibgda_dereg_mr or, if
+ * still registered, by close. Errors logged naming the range and the way tried. */
+typedef struct gshmemi_ibgda_mr gshmemi_ibgda_mr_t;
+int gshmemi_ibgda_reg_mr(gshmemi_ibgda_t *g, void *addr, size_t size, int dmabuf_fd, uint64_t dmabuf_offset,
+                         gshmemi_ibgda_mr_t **mr, uint32_t *lkey, uint32_t *rkey);
+void gshmemi_ibgda_dereg_mr(gshmemi_ibgda_t *g, gshmemi_ibgda_mr_t *mr);
+
+int gshmemi_ibgda_n_qps(const gshmemi_ibgda_t *g);
+void gshmemi_ibgda_qp_info(const gshmemi_ibgda_t *g, int q, gshmemi_ibgda_qp_info_t *out);
+/* The doorbell page: its CPU mapping (what cudaHostRegister(IoMemory) would map for the GPU),
+ * the doorbell register's address in it, and its UAR page id. */
+void gshmemi_ibgda_uar(const gshmemi_ibgda_t *g, void **page, void **doorbell, uint32_t *page_id);
+
+/* ---- doorbell mode ---------------------------------------------------------------------------- */
+
+/* GSHMEM_IBGDA_DOORBELL (GSHMEMI_DOORBELL_*) and whether the UAR page could be mapped for the GPU
+ * (map_error: why not, when it could not) give *mode GSHMEMI_DOORBELL_GPU or _CPU, with one info
+ * line saying why. gpu asked for but not mapped: GSHMEMI_ERR_UNSUPPORTED, logged as an error
+ * naming the variable and the cause. */
+int gshmemi_ibgda_doorbell_mode(int asked, int uar_mapped, const char *map_error, int *mode);
+
+/* Tests: the libraries gshmemi_ibgda_open loads (defaults libibverbs.so.1, libmlx5.so.1); NULL
+ * restores a default. Unloads loaded ones. */
+void gshmemi_ibgda_set_libraries_for_test(const char *ibverbs, const char *mlx5);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,149 @@
+/* The dlopen'ed libibverbs of transports/ibv_lib.h. */
+#include "ibv_lib.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../runtime/log.h"
+
+gshmemi_ibv_t gshmemi_ibv;
+
+static void *ibv_lib;
+static const char *ibv_lib_name = "libibverbs.so.1";
+
+static void ibv_unload(void)
+{
+    if (ibv_lib) dlclose(ibv_lib);
+    ibv_lib = NULL;
+    memset(&gshmemi_ibv, 0, sizeof(gshmemi_ibv));
+}
+
+void gshmemi_ibv_set_library_for_test(const char *name)
+{
+    ibv_unload();
+    ibv_lib_name = name ? name : "libibverbs.so.1";
+}
+
+int gshmemi_ibv_load(const char *sub, const char *user)
+{
+    const char *err;
+    if (ibv_lib) return GSHMEMI_OK;
+    ibv_lib = dlopen(ibv_lib_name, RTLD_NOW | RTLD_LOCAL);
+    if (!ibv_lib) {
+        err = dlerror();
+        GSHMEMI_INFO(sub, "%s is missing (%s): no %s on this host (install rdma-core's libibverbs)", ibv_lib_name,
+                     err ? err : "dlopen failed", user);
+        return GSHMEMI_ERR_UNSUPPORTED;
+    }
+#define GSHMEMI_IBV_LOAD(fn)                                                                      \
+    gshmemi_ibv.fn = (__typeof__(gshmemi_ibv.fn))dlsym(ibv_lib, "ibv_" #fn);                      \
+    if (!gshmemi_ibv.fn) {                                                                        \
+        GSHMEMI_INFO(sub, "%s has no ibv_" #fn ": no %s on this host", ibv_lib_name, user);       \
+        ibv_unload();                                                                             \
+        return GSHMEMI_ERR_UNSUPPORTED;                                                           \
+    }
+    GSHMEMI_IBV_FUNCS(GSHMEMI_IBV_LOAD)
+#undef GSHMEMI_IBV_LOAD
+    gshmemi_ibv.reg_dmabuf_mr = (__typeof__(gshmemi_ibv.reg_dmabuf_mr))dlsym(ibv_lib, "ibv_reg_dmabuf_mr");
+    return GSHMEMI_OK;
+}
+
+int gshmemi_ibv_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *attr)
+{
+    struct verbs_context *vctx = verbs_get_ctx_op(c, query_port);
+    if (vctx) return vctx->query_port(c, port, attr, sizeof(*attr));
+    memset(attr, 0, sizeof(*attr));
+    return gshmemi_ibv.query_port(c, port, (struct _compat_ibv_port_attr *)attr);
+}
+
+/* ---------------------------------------------------------------- device and port */
+
+int gshmemi_ibv_parse_device(const char *sub, const char *text, char *name, size_t cap, int *port)
+{
+    const char *colon, *q;
+    size_t len;
+    long v = 0;
+
+    name[0] = '\0';
+    *port = 0;
+    if (!text || !*text) return GSHMEMI_OK;
+    colon = strchr(text, ':');
+    len = colon ? (size_t)(colon - text) : strlen(text);
+    if (len == 0 || len >= cap || len >= GSHMEMI_IBV_NAME_MAX) {
+        GSHMEMI_ERROR(sub, "GSHMEM_IB_DEVICE=%s: expected a device name of 1 to %d characters, optionally followed by :PORT (mlx5_0 or mlx5_0:1)",
+                      text, GSHMEMI_IBV_NAME_MAX - 1);
+        return GSHMEMI_ERR_INVALID;
+    }
+    for (q = text; q < text + len; q++) {
+        if (*q == ' ' || *q == '\t' || *q == '/') {
+            GSHMEMI_ERROR(sub, "GSHMEM_IB_DEVICE=%s: a device name has no spaces or slashes (mlx5_0 or mlx5_0:1)", text);
+            return GSHMEMI_ERR_INVALID;
+        }
+    }
+    if (colon) {
+        for (q = colon + 1; *q; q++) {
+            if (*q < '0' || *q > '9' || v > 255) break;
+            v = v * 10 + (*q - '0');
+        }
+        if (q == colon + 1 || *q || v < 1 || v > 255) {
+            GSHMEMI_ERROR(sub, "GSHMEM_IB_DEVICE=%s: the port after ':' must be a number from 1 to 255 (mlx5_0:1)", text);
+            return GSHMEMI_ERR_INVALID;
+        }
+        *port = (int)v;
+    }
+    memcpy(name, text, len);
+    name[len] = '\0';
+    return GSHMEMI_OK;
+}
+
+static const char *port_state_name(enum ibv_port_state s)
+{
+    switch (s) {
+    case IBV_PORT_DOWN: return "DOWN";
+    case IBV_PORT_INIT: return "INIT";
+    case IBV_PORT_ARMED: return "ARMED";
+    case IBV_PORT_ACTIVE: return "ACTIVE";
+    case IBV_PORT_ACTIVE_DEFER: return "ACTIVE_DEFER";
+    default: return "NOP";
+    }
+}
+
+int gshmemi_ibv_pick_port(struct ibv_context *c, const char *name, int want, char *why, size_t cap)
+{
+    struct ibv_device_attr da;
+    struct ibv_port_attr pa;
+    int p, rc, first = want ? want : 1, last;
+    size_t used = 0;
+
+    why[0] = '\0';
+    rc = gshmemi_ibv.query_device(c, &da);
+    if (rc) {
+        snprintf(why, cap, "%s: ibv_query_device failed: %s", name, strerror(rc));
+        return 0;
+    }
+    last = want ? want : da.phys_port_cnt;
+    if (want > da.phys_port_cnt) {
+        snprintf(why, cap, "%s has %d port(s), no port %d", name, da.phys_port_cnt, want);
+        return 0;
+    }
+    for (p = first; p <= last; p++) {
+        rc = gshmemi_ibv_query_port(c, (uint8_t)p, &pa);
+        if (rc == 0 && pa.state == IBV_PORT_ACTIVE) return p;
+        if (used < cap)
+            used += snprintf(why + used, cap - used, "%s%s port %d %s", used ? ", " : "", name, p,
+                             rc ? strerror(rc) : port_state_name(pa.state));
+    }
+    return 0;
+}
+
+void gshmemi_ibv_device_names(struct ibv_device **list, int n, char *out, size_t cap)
+{
+    size_t used = 0;
+    int i;
+    out[0] = '\0';
+    for (i = 0; i < n && used < cap; i++)
+        used += snprintf(out + used, cap - used, "%s%s", i ? " " : "", gshmemi_ibv.get_device_name(list[i]));
+    if (n == 0) snprintf(out, cap, "none");
+}
