@@ -15,6 +15,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "stderr_capture.h"
+
 #include "runtime/log.h"
 #include "transports/ibgda/nic_emul.h"
 
@@ -303,33 +305,6 @@ static void expect_no_cqe(harness_t *h)
     assert_int_equal(poll_cqe(h, &c), 0);
 }
 
-/* ---- stderr, to read a logged message back --------------------------------------------------- */
-static int saved_stderr = -1;
-static FILE *capture_file;
-
-static void capture_begin(void)
-{
-    capture_file = tmpfile();
-    assert_non_null(capture_file);
-    fflush(stderr);
-    saved_stderr = dup(2);
-    assert_true(saved_stderr >= 0);
-    assert_true(dup2(fileno(capture_file), 2) >= 0);
-}
-
-static char *capture_end(void)
-{
-    static char buf[8192];
-    fflush(stderr);
-    dup2(saved_stderr, 2);
-    close(saved_stderr);
-    rewind(capture_file);
-    size_t n = fread(buf, 1, sizeof(buf) - 1, capture_file);
-    buf[n] = 0;
-    fclose(capture_file);
-    fputs(buf, stderr); /* still shown in the test's log */
-    return buf;
-}
 
 /* ---- the atomic semantics, by hand ----------------------------------------------------------- */
 static void test_amo_apply(void **state)
@@ -814,7 +789,7 @@ static void test_errors(void **state)
         ring(&h);
         capture_begin();
         int got = gshmemi_nic_emul_progress(&h.qp);
-        char *log = capture_end();
+        const char *log = capture_end();
         assert_int_equal(got, 3);
         expect_err(&h, c->opcode, ibad, c->syndrome, c->vendor);
         expect_flush(&h, W, i2);
@@ -993,7 +968,7 @@ static void test_cq_overrun(void **state)
     ring(&h);
     capture_begin();
     int rc = gshmemi_nic_emul_progress(&h.qp);
-    char *log = capture_end();
+    const char *log = capture_end();
     assert_int_equal(rc, GSHMEMI_ERR_INVALID);
     assert_non_null(strstr(log, "CQ overrun: CQE 4 would overwrite one not yet consumed (consumer index 0"));
     assert_int_equal(h.qp.state, GSHMEMI_NIC_EMUL_QP_FATAL);
@@ -1053,7 +1028,7 @@ static void test_callback_failure(void **state)
     ring(&h);
     capture_begin();
     int rc = gshmemi_nic_emul_progress(&h.qp);
-    char *log = capture_end();
+    const char *log = capture_end();
     assert_int_equal(rc, GSHMEMI_ERR_CUDA);
     assert_non_null(strstr(log, "the copy callback failed"));
     assert_int_equal(gshmemi_nic_emul_progress(&h.qp), GSHMEMI_ERR_CUDA);
@@ -1071,7 +1046,7 @@ static void test_init_checks(void **state)
     c.sq_bbs = 12;
     capture_begin();
     int rc = gshmemi_nic_emul_qp_init(&qp, &c, &host_ops, &h);
-    char *log = capture_end();
+    const char *log = capture_end();
     assert_int_equal(rc, GSHMEMI_ERR_INVALID);
     assert_non_null(strstr(log, "cfg.sq_bbs must be a power of two"));
     c = h.cfg, c.sq_bbs = 131072;

@@ -14,39 +14,13 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "stderr_capture.h"
+
 #include "runtime/log.h"
 #include "transports/ibgda/mlx5_prm.h"
 
 #define CMD_BYTES 272 /* 0x880 bits: every input command here */
 
-/* ---- stderr capture */
-static char captured[4096];
-static int saved_fd = -1;
-static FILE *cap_file;
-
-static void capture_begin(void)
-{
-    fflush(stderr);
-    cap_file = tmpfile();
-    assert_non_null(cap_file);
-    saved_fd = dup(2);
-    assert_true(saved_fd >= 0);
-    assert_true(dup2(fileno(cap_file), 2) >= 0);
-}
-
-static const char *capture_end(void)
-{
-    size_t n;
-    fflush(stderr);
-    assert_true(dup2(saved_fd, 2) >= 0);
-    close(saved_fd);
-    rewind(cap_file);
-    n = fread(captured, 1, sizeof(captured) - 1, cap_file);
-    captured[n] = '\0';
-    fclose(cap_file);
-    fprintf(stderr, "[captured] %s", captured);
-    return captured;
-}
 
 /* Bit i of a big-endian bit stream: bit 0 is the top bit of byte 0 (the PRM's numbering). */
 static unsigned bit_at(const uint8_t *b, unsigned i) { return (b[i / 8] >> (7 - i % 8)) & 1u; }

@@ -17,39 +17,13 @@
 #include <dlfcn.h>
 #include <cmocka.h>
 
+#include "stderr_capture.h"
+
 #include "runtime/env.h"
 #include "runtime/log.h"
 #include "transports/ibgda/mlx5_prm.h"
 #include "transports/ibgda/setup.h"
 
-/* ---- stderr capture */
-static char captured[16384];
-static int saved_fd = -1;
-static FILE *cap_file;
-
-static void capture_begin(void)
-{
-    fflush(stderr);
-    cap_file = tmpfile();
-    assert_non_null(cap_file);
-    saved_fd = dup(2);
-    assert_true(saved_fd >= 0);
-    assert_true(dup2(fileno(cap_file), 2) >= 0);
-}
-
-static const char *capture_end(void)
-{
-    size_t n;
-    fflush(stderr);
-    assert_true(dup2(saved_fd, 2) >= 0);
-    close(saved_fd);
-    rewind(cap_file);
-    n = fread(captured, 1, sizeof(captured) - 1, cap_file);
-    captured[n] = '\0';
-    fclose(cap_file);
-    fprintf(stderr, "[captured] %s", captured);
-    return captured;
-}
 
 static int count_lines(const char *s)
 {

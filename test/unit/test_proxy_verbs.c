@@ -16,6 +16,8 @@
 #include <infiniband/verbs.h>
 #include <cmocka.h>
 
+#include "stderr_capture.h"
+
 #include "runtime/env.h"
 #include "runtime/log.h"
 #include "transports/proxy/backend.h"
@@ -29,34 +31,6 @@ const char *gshmemi_cu_errstr(CUresult res)
     return "no driver in this test";
 }
 
-/* ---- stderr capture */
-static char captured[8192];
-static int saved_fd = -1;
-static FILE *cap_file;
-
-static void capture_begin(void)
-{
-    fflush(stderr);
-    cap_file = tmpfile();
-    assert_non_null(cap_file);
-    saved_fd = dup(2);
-    assert_true(saved_fd >= 0);
-    assert_true(dup2(fileno(cap_file), 2) >= 0);
-}
-
-static const char *capture_end(void)
-{
-    size_t n;
-    fflush(stderr);
-    assert_true(dup2(saved_fd, 2) >= 0);
-    close(saved_fd);
-    rewind(cap_file);
-    n = fread(captured, 1, sizeof(captured) - 1, cap_file);
-    captured[n] = '\0';
-    fclose(cap_file);
-    fprintf(stderr, "[captured] %s", captured); /* shown in the test log */
-    return captured;
-}
 
 /* ---- the environment, through the real table */
 static const char *env_ib_device;
