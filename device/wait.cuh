@@ -67,16 +67,24 @@ template <typename T> GSHMEMI_DEV int gshmemi_sync_test1(const T *p, int cmp, T 
 /* Spins until *ivar cmp value_of() and returns the value of *ivar that satisfied it. value_of is
  * called on every spin, as the original loops re-read a cmp_values[i]. The caller ends the wait
  * with gshmemi_sync_done<T>() (once, after all the words it waits for). */
+#define GSHMEMI_WAIT_BATCH 8 /* polls between two timeout tests */
 template <typename T, typename ValueOf, typename Bound>
 GSHMEMI_DEV T gshmemi_spin_until_of(const T *ivar, int cmp, const ValueOf &value_of, const char *what, const Bound &b)
 {
     uint64_t start = 0;
     uint32_t spins = 0;
     T cur, value;
-    /* the value before the word: the acquire must not hold back the read of cmp_values[i] */
-    while (value = value_of(), !gshmemi_sync_cmp<T>(cmp, cur = gshmemi_sync_load(ivar), value))
+    /* Polls in unrolled batches, the timeout test between batches: where the kernel holds any
+     * other loop (the remote paths' waits), ptxas gives each loop iteration a YIELD and a
+     * convergence barrier, which a batch pays once. The value before the word: the acquire must
+     * not hold back the read of cmp_values[i]. */
+    for (;;) {
+#pragma unroll
+        for (int k = 0; k < GSHMEMI_WAIT_BATCH; k++)
+            if (value = value_of(), gshmemi_sync_cmp<T>(cmp, cur = gshmemi_sync_load(ivar), value)) return cur;
+        spins += GSHMEMI_WAIT_BATCH - 1;
         if (gshmemi_wait_expired_in(&start, &spins, b)) gshmemi_wait_report_in(what, ivar, -1, b);
-    return cur;
+    }
 }
 /* The same against one value. */
 template <typename T, typename Bound>
