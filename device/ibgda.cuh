@@ -18,6 +18,7 @@
 
 #include <stdio.h>
 
+#include "ibgda_ring.h"
 #include "mlx5_wqe.h"
 #include "proxy_fifo.h" /* gshmemi_fifo_now_ns */
 #include "state.cuh"
@@ -96,8 +97,7 @@ static __device__ __noinline__ void gshmemi_ibgda_poll(const gshmemi_ibgda_qp_t 
         __threadfence(); /* the rest of the CQE after its owner byte */
         if (gshmemi_mlx5_cqe_is_error(op_own)) gshmemi_ibgda_cqe_error(e, pe, routine);
         const uint16_t idx = gshmemi_mlx5_be16(*(const volatile uint16_t *)&e->ok.wqe_counter);
-        /* a CQE exists only for a posted WQE, so posted >= 1 */
-        const unsigned long long upto = gshmemi_mlx5_widen16(posted - 1, idx) + 1;
+        const unsigned long long upto = gshmemi_ibgda_cqe_done(posted, idx); /* a CQE means posted >= 1 */
         if (upto > done) done = upto;
         ci++;
         n++;
@@ -129,8 +129,8 @@ static __device__ __noinline__ void gshmemi_ibgda_wait_done(const gshmemi_ibgda_
 GSHMEMI_DEV unsigned long long gshmemi_ibgda_reserve(const gshmemi_ibgda_qp_t *q, int pe, const char *routine)
 {
     const unsigned long long t = atomicAdd(&q->ctr[GSHMEMI_IBGDA_CTR_RESV], 1ull);
-    if (t >= q->sq_bbs && *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) < t - q->sq_bbs + 1)
-        gshmemi_ibgda_wait_done(q, t - q->sq_bbs + 1, pe, routine);
+    const unsigned long long needs = gshmemi_ibgda_slot_needs(t, q->sq_bbs);
+    if (*gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) < needs) gshmemi_ibgda_wait_done(q, needs, pe, routine);
     return t;
 }
 
