@@ -5,7 +5,6 @@
 
 #include <stdint.h>
 
-#include "../transport.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,7 +24,8 @@ static inline uint32_t gshmemi_ibgda_qpn(int me, int pe)
     return 0x800000u | (((uint32_t)me & 0x7ffu) << 12) | ((uint32_t)pe & 0xfffu);
 }
 
-extern const gshmemi_transport_t gshmemi_transport_ibgda;
+struct gshmemi_transport;
+extern const struct gshmemi_transport gshmemi_transport_ibgda; /* transports/transport.h */
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,210 @@
+/* The IBGDA device path's counter arithmetic (device/ibgda_ring.h) and the emulated transport's
+ * QP numbers, then the device path's protocol replayed on the host against the emulated NIC's
+ * engine (nic_emul.c): reserve with back-pressure, WQE by the builders at the slot of its counter,
+ * the send doorbell record, and CQ polling that widens each CQE's 16-bit counter and advances the
+ * consumer-index record, as device/ibgda.cuh does, over several wraps of the 16-bit counter with
+ * a CQ of as many entries as the SQ (the transport's sizing: it must never overrun). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "device/ibgda_ring.h"
+#include "runtime/log.h"
+#include "transports/ibgda/ibgda.h"
+#include "transports/ibgda/nic_emul.h"
+
+static void test_slot_needs(void **state)
+{
+    (void)state;
+    assert_int_equal(gshmemi_ibgda_slot_needs(0, 1024), 0);
+    assert_int_equal(gshmemi_ibgda_slot_needs(1023, 1024), 0);
+    assert_int_equal(gshmemi_ibgda_slot_needs(1024, 1024), 1);
+    assert_int_equal(gshmemi_ibgda_slot_needs(5 * 1024 + 7, 1024), 4 * 1024 + 8);
+    assert_true(gshmemi_ibgda_slot_needs(0x10000ull * 3 + 5, 8) == 0x10000ull * 3 - 2);
+}
+
+/* Every outstanding WQE (up to 65535 behind the posted count) widens back to its own counter. */
+static void test_cqe_done(void **state)
+{
+    (void)state;
+    for (unsigned long long posted = 1; posted < 300000; posted += 997) {
+        for (unsigned long long back = 1; back <= 65536 && back <= posted; back += back < 8 ? 1 : 4099) {
+            const unsigned long long k = posted - back;
+            assert_true(gshmemi_ibgda_cqe_done(posted, (uint16_t)k) == k + 1);
+        }
+    }
+    /* at the wrap itself */
+    assert_true(gshmemi_ibgda_cqe_done(65536, 65535) == 65536);
+    assert_true(gshmemi_ibgda_cqe_done(65537, 0) == 65537);
+    assert_true(gshmemi_ibgda_cqe_done(65537, 65535) == 65536);
+}
+
+static void test_qpn(void **state)
+{
+    (void)state;
+    for (int a = 0; a < 64; a++)
+        for (int b = 0; b < 64; b++) {
+            const uint32_t q = gshmemi_ibgda_qpn(a, b);
+            assert_true(q != 0 && q <= 0xffffffu);
+            for (int c = 0; c < 64; c++)
+                if (c != b) assert_true(gshmemi_ibgda_qpn(a, c) != q);
+            if (a) assert_true(gshmemi_ibgda_qpn(a - 1, b) != q);
+        }
+}
+
+/* ---- the protocol against the engine, in host memory ---- */
+#define SQ_BBS 8u
+#define NCQE SQ_BBS
+#define WORDS 64
+#define RKEY 0x48000001u
+
+static struct {
+    uint8_t sq[SQ_BBS * 64];
+    gshmemi_mlx5_cqe_t cq[NCQE];
+    uint32_t sq_dbrec[2], cq_dbrec[2];
+    uint32_t target[WORDS]; /* the peer's heap */
+    unsigned long long resv, posted, done;
+    uint32_t ci;
+} h;
+
+static int h_read(void *c, void *dst, const void *src, size_t n) { (void)c; memcpy(dst, src, n); return 0; }
+static int h_write_cqe(void *c, void *at, const gshmemi_mlx5_cqe_t *cqe)
+{
+    (void)c;
+    memcpy(at, cqe, 63);
+    ((uint8_t *)at)[63] = cqe->bytes[63];
+    return 0;
+}
+static int h_local(void *c, const gshmemi_nic_emul_qp_t *qp, uint32_t lkey, uint64_t addr, uint64_t len, int access, void **ptr)
+{
+    (void)c, (void)qp, (void)lkey, (void)addr, (void)len, (void)access, (void)ptr;
+    return GSHMEMI_NIC_EMUL_KEY_UNKNOWN; /* only inline puts here */
+}
+static int h_remote(void *c, const gshmemi_nic_emul_qp_t *qp, uint32_t rkey, uint64_t raddr, uint64_t len, int access, void **ptr)
+{
+    (void)c, (void)qp, (void)access;
+    if (rkey != RKEY) return GSHMEMI_NIC_EMUL_KEY_UNKNOWN;
+    if (raddr + len > sizeof(h.target)) return GSHMEMI_NIC_EMUL_KEY_RANGE;
+    *ptr = (uint8_t *)h.target + raddr;
+    return 0;
+}
+static int h_copy(void *c, void *dst, const void *src, size_t n) { (void)c; memcpy(dst, src, n); return 0; }
+static int h_atomic(void *c, void *t, const gshmemi_nic_emul_amo_t *a, uint64_t *old)
+{
+    (void)c, (void)t, (void)a, (void)old;
+    return GSHMEMI_ERR_UNSUPPORTED;
+}
+static const gshmemi_nic_emul_ops_t h_ops = {h_read, h_write_cqe, h_local, h_remote, h_copy, h_copy, h_atomic};
+
+/* device/ibgda.cuh's gshmemi_ibgda_poll, single-threaded */
+static void poll_cq(void)
+{
+    for (;;) {
+        const gshmemi_mlx5_cqe_t *e = &h.cq[gshmemi_mlx5_cq_slot(h.ci, NCQE)];
+        if (!gshmemi_mlx5_cqe_is_new(e->ok.op_own, h.ci, NCQE)) break;
+        assert_false(gshmemi_mlx5_cqe_is_error(e->ok.op_own));
+        const unsigned long long upto = gshmemi_ibgda_cqe_done(h.posted, gshmemi_mlx5_be16(e->ok.wqe_counter));
+        assert_true(upto > h.done && upto <= h.posted); /* in order, never past what was posted */
+        h.done = upto;
+        h.ci++;
+    }
+    h.cq_dbrec[GSHMEMI_MLX5_CQ_DBR_SET_CI] = gshmemi_mlx5_cq_dbrec(h.ci);
+}
+
+static void test_protocol(void **state)
+{
+    gshmemi_nic_emul_qp_t qp;
+    gshmemi_nic_emul_qp_cfg_t cfg;
+    const unsigned long long total = 3 * 65536 + 1234; /* the 16-bit counter wraps three times */
+    unsigned long long waits = 0;
+    (void)state;
+    memset(&h, 0, sizeof(h));
+    for (unsigned i = 0; i < NCQE; i++) gshmemi_mlx5_cqe_init(&h.cq[i]);
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.qpn = gshmemi_ibgda_qpn(0, 1);
+    cfg.peer = 1;
+    cfg.sq = h.sq;
+    cfg.sq_bbs = SQ_BBS;
+    cfg.sq_dbrec = &h.sq_dbrec[GSHMEMI_MLX5_DBR_SND];
+    cfg.cq = h.cq;
+    cfg.ncqe = NCQE;
+    cfg.cq_dbrec = &h.cq_dbrec[GSHMEMI_MLX5_CQ_DBR_SET_CI];
+    assert_int_equal(gshmemi_nic_emul_qp_init(&qp, &cfg, &h_ops, NULL), 0);
+    for (unsigned long long i = 0; i < total; i++) {
+        const unsigned long long t = h.resv++;
+        /* back-pressure: the NIC runs and the CQ is polled until the slot is free */
+        while (h.done < gshmemi_ibgda_slot_needs(t, SQ_BBS)) {
+            waits++;
+            assert_true(gshmemi_nic_emul_progress(&qp) >= 0);
+            poll_cq();
+        }
+        const uint32_t v = (uint32_t)i, word = (uint32_t)(i % WORDS);
+        const unsigned ds = gshmemi_mlx5_wqe_put_inline(h.sq + gshmemi_mlx5_sq_slot((uint16_t)t, SQ_BBS) * 64, (uint16_t)t, cfg.qpn,
+                                                        GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE, word * 4, RKEY, &v, 4);
+        assert_int_equal(gshmemi_mlx5_wqe_bbs(ds), 1); /* the path posts one BB per WQE */
+        h.sq_dbrec[GSHMEMI_MLX5_DBR_SND] = gshmemi_mlx5_sq_dbrec((uint16_t)(t + 1));
+        h.posted = t + 1;
+        if (i % 13 == 0) assert_true(gshmemi_nic_emul_progress(&qp) >= 0); /* the NIC now and then: the SQ fills */
+        if (i % 3 == 0) poll_cq();
+    }
+    /* quiet */
+    while (h.done < h.resv) {
+        assert_true(gshmemi_nic_emul_progress(&qp) >= 0);
+        poll_cq();
+    }
+    assert_int_equal(qp.state, GSHMEMI_NIC_EMUL_QP_RTS);
+    assert_true(qp.wqes == total && h.done == total);
+    assert_true(waits > 0); /* the SQ did fill */
+    for (unsigned w = 0; w < WORDS; w++) {
+        unsigned long long last = total - 1 - ((total - 1 - w) % WORDS);
+        assert_int_equal(h.target[w], (uint32_t)last);
+    }
+}
+
+/* A WQE with a wrong rkey: the poller meets an error CQE naming the RDMA WRITE and the syndrome. */
+static void test_error_cqe(void **state)
+{
+    gshmemi_nic_emul_qp_t qp;
+    gshmemi_nic_emul_qp_cfg_t cfg;
+    uint32_t v = 7;
+    (void)state;
+    memset(&h, 0, sizeof(h));
+    for (unsigned i = 0; i < NCQE; i++) gshmemi_mlx5_cqe_init(&h.cq[i]);
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.qpn = gshmemi_ibgda_qpn(2, 3);
+    cfg.peer = 3;
+    cfg.sq = h.sq;
+    cfg.sq_bbs = SQ_BBS;
+    cfg.sq_dbrec = &h.sq_dbrec[GSHMEMI_MLX5_DBR_SND];
+    cfg.cq = h.cq;
+    cfg.ncqe = NCQE;
+    cfg.cq_dbrec = &h.cq_dbrec[GSHMEMI_MLX5_CQ_DBR_SET_CI];
+    assert_int_equal(gshmemi_nic_emul_qp_init(&qp, &cfg, &h_ops, NULL), 0);
+    gshmemi_mlx5_wqe_put_inline(h.sq, 0, cfg.qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE, 0, RKEY + 1, &v, 4);
+    h.sq_dbrec[GSHMEMI_MLX5_DBR_SND] = gshmemi_mlx5_sq_dbrec(1);
+    assert_int_equal(gshmemi_nic_emul_progress(&qp), 1);
+    const gshmemi_mlx5_cqe_t *e = &h.cq[0];
+    assert_true(gshmemi_mlx5_cqe_is_new(e->ok.op_own, 0, NCQE));
+    assert_true(gshmemi_mlx5_cqe_is_error(e->ok.op_own));
+    const gshmemi_mlx5_err_info_t i = gshmemi_mlx5_err_decode(&e->err);
+    char buf[GSHMEMI_MLX5_SYNDROME_BUF];
+    assert_int_equal(i.wqe_opcode, GSHMEMI_MLX5_OPCODE_RDMA_WRITE);
+    assert_int_equal(i.qpn, cfg.qpn);
+    assert_int_equal(i.syndrome, GSHMEMI_MLX5_SYNDROME_REMOTE_ACCESS_ERR);
+    assert_string_equal(gshmemi_mlx5_syndrome_str(i.syndrome, buf), "remote access error");
+    assert_string_equal(gshmemi_mlx5_opcode_name(i.wqe_opcode), "RDMA_WRITE");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_slot_needs), cmocka_unit_test(test_cqe_done), cmocka_unit_test(test_qpn),
+        cmocka_unit_test(test_protocol),   cmocka_unit_test(test_error_cqe),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
