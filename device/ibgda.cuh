@@ -33,6 +33,16 @@ GSHMEMI_DEV const gshmemi_ibgda_qp_t *gshmemi_ibgda_qp(int pe)
     return q && q[pe].sq ? &q[pe] : (const gshmemi_ibgda_qp_t *)0;
 }
 
+/* The QP to pe for an operation on it; a PE with none (never routed here) is reported. */
+static __device__ __noinline__ const gshmemi_ibgda_qp_t *gshmemi_ibgda_qp_of(int pe, const char *routine)
+{
+    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp(pe);
+    if (q) return q;
+    printf("gshmem: PE %d: %s: PE %d has no IBGDA QP (not a remote peer of this PE)\n", gshmemi_dstate.my_pe, routine, pe);
+    __trap();
+    return q;
+}
+
 GSHMEMI_DEV volatile unsigned long long *gshmemi_ibgda_ctr(const gshmemi_ibgda_qp_t *q, int which)
 {
     return (volatile unsigned long long *)&q->ctr[which];
@@ -82,7 +92,7 @@ static __device__ __noinline__ void gshmemi_ibgda_cqe_error(const void *cqe, int
 /* Consumes every new CQE of q, if no other thread is polling it: the CQ's consumer index and its
  * doorbell record advance, and DONE becomes the count of WQEs up to the last one completed (RC
  * completes a QP's WQEs in order). */
-static __device__ __noinline__ void gshmemi_ibgda_poll(const gshmemi_ibgda_qp_t *q, int pe, const char *routine)
+static __device__ __forceinline__ void gshmemi_ibgda_poll(const gshmemi_ibgda_qp_t *q, int pe, const char *routine)
 {
     if (atomicCAS(&q->ctr[GSHMEMI_IBGDA_CTR_LOCK], 0ull, 1ull) != 0ull) return;
     __threadfence();
@@ -112,7 +122,7 @@ static __device__ __noinline__ void gshmemi_ibgda_poll(const gshmemi_ibgda_qp_t 
 }
 
 /* Waits (polling the CQ) until the first target WQEs of q have completed. */
-static __device__ __noinline__ void gshmemi_ibgda_wait_done(const gshmemi_ibgda_qp_t *q, unsigned long long target, int pe,
+static __device__ __forceinline__ void gshmemi_ibgda_wait_done(const gshmemi_ibgda_qp_t *q, unsigned long long target, int pe,
                                                            const char *routine)
 {
     gshmemi_ibgda_waiter_t w = {0, 0};
@@ -142,7 +152,7 @@ GSHMEMI_DEV void *gshmemi_ibgda_wqe(const gshmemi_ibgda_qp_t *q, unsigned long l
 /* Hands WQE t (written) to the NIC: once every earlier WQE is handed over, the send doorbell
  * record covers it, then the doorbell carries its first 8 bytes (as mlx5 rings). The fences keep
  * the NIC from seeing the record before the WQE, or the doorbell before the record. */
-static __device__ __noinline__ void gshmemi_ibgda_ring(const gshmemi_ibgda_qp_t *q, unsigned long long t, int pe,
+static __device__ __forceinline__ void gshmemi_ibgda_ring(const gshmemi_ibgda_qp_t *q, unsigned long long t, int pe,
                                                       const char *routine)
 {
     volatile unsigned long long *posted = gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_POSTED);
@@ -171,7 +181,7 @@ GSHMEMI_DEV uint32_t gshmemi_ibgda_lkey(const gshmemi_ibgda_qp_t *q, const void 
 static __device__ __noinline__ void gshmemi_ibgda_rma(int is_put, void *dest, const void *src, size_t n, int pe, int blocking,
                                                      const char *routine)
 {
-    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp(pe);
+    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
     const char *sym = (const char *)(is_put ? (const void *)dest : src);
     char *loc = (char *)(is_put ? src : (const void *)dest);
     unsigned long long last = 0;
@@ -199,7 +209,7 @@ static __device__ __noinline__ void gshmemi_ibgda_rma(int is_put, void *dest, co
 /* A value of width (1, 2, 4 or 8) bytes stored at sym on pe: an inline RDMA WRITE. */
 static __device__ __noinline__ void gshmemi_ibgda_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
 {
-    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp(pe);
+    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
     const unsigned long long t = gshmemi_ibgda_reserve(q, pe, routine);
     gshmemi_mlx5_wqe_put_inline(gshmemi_ibgda_wqe(q, t), (uint16_t)t, q->qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE,
                                 q->raddr + gshmemi_ibgda_offset(sym), q->rkey, &bits, (uint32_t)width);
@@ -210,7 +220,7 @@ static __device__ __noinline__ void gshmemi_ibgda_p(void *sym, uint64_t bits, si
  * read once the WQE completed; it is reused sq_bbs WQEs later, which cannot be posted before. */
 static __device__ __noinline__ uint64_t gshmemi_ibgda_g(const void *sym, size_t width, int pe, const char *routine)
 {
-    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp(pe);
+    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
     const unsigned long long t = gshmemi_ibgda_reserve(q, pe, routine);
     volatile uint64_t *word = q->result + gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs);
     *word = 0; /* the READ fills the low width bytes */

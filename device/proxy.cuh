@@ -11,8 +11,10 @@
  * kernel's registers over every function it calls, and a call costs the caller registers too);
  * out of line (__noinline__) for the group-scope copies, put-with-signal, quiet and the report.
  *
- * A PE routed through IBGDA (device/ibgda.cuh) is sent there at the top of each routine here, so
- * every caller of the remote branch reaches it; those calls are out of line too. */
+ * Where this PE has IBGDA QPs (device/ibgda.cuh), every remote peer is reached through them
+ * (GSHMEM_REMOTE_TRANSPORT picks IBGDA or the proxy for all of a PE's remote peers): each routine
+ * here sends its call there first, one test of the constant device state, so every caller of the
+ * remote branch reaches it; those calls are out of line. */
 #ifndef GSHMEM_DEVICE_PROXY_CUH
 #define GSHMEM_DEVICE_PROXY_CUH
 
@@ -86,7 +88,7 @@ static __device__ __noinline__ void gshmemi_proxy_quiet(const char *routine)
 static __device__ __noinline__ void gshmemi_proxy_rma(int op, void *dest, const void *src, size_t n, int pe, int blocking,
                                                      const char *routine)
 {
-    if (gshmemi_ibgda_qp(pe)) {
+    if (gshmemi_dstate.ibgda) {
         gshmemi_ibgda_rma(op == GSHMEMI_PROXY_PUT, dest, src, n, pe, blocking, routine);
         return;
     }
@@ -100,7 +102,7 @@ static __device__ __noinline__ void gshmemi_proxy_rma(int op, void *dest, const 
 /* A value of width bytes stored at sym on pe (shmem_TYPE_p). */
 static __device__ __forceinline__ void gshmemi_proxy_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
 {
-    if (gshmemi_ibgda_qp(pe)) {
+    if (gshmemi_dstate.ibgda) {
         gshmemi_ibgda_p(sym, bits, width, pe, routine);
         return;
     }
@@ -110,7 +112,7 @@ static __device__ __forceinline__ void gshmemi_proxy_p(void *sym, uint64_t bits,
 /* The width-byte value at sym on pe (shmem_TYPE_g), read through the proxy into a result slot. */
 static __device__ __forceinline__ uint64_t gshmemi_proxy_g(const void *sym, size_t width, int pe, const char *routine)
 {
-    if (gshmemi_ibgda_qp(pe)) return gshmemi_ibgda_g(sym, width, pe, routine);
+    if (gshmemi_dstate.ibgda) return gshmemi_ibgda_g(sym, width, pe, routine);
     uint64_t t = gshmemi_proxy_post(GSHMEMI_PROXY_GET, pe, gshmemi_sym_offset(sym), 0, width, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
     return gshmemi_proxy_result(t, pe, routine);
 }
@@ -125,7 +127,7 @@ GSHMEMI_DEV int gshmemi_amo_fetches(int op)
 static __device__ __noinline__ uint64_t gshmemi_proxy_amo(int op, void *sym, uint64_t value, uint64_t cond, size_t width, int pe,
                                                           const char *routine)
 {
-    if (gshmemi_ibgda_qp(pe)) gshmemi_ibgda_unsupported("an atomic", pe, routine);
+    if (gshmemi_dstate.ibgda) gshmemi_ibgda_unsupported("an atomic", pe, routine);
     const int fetch = gshmemi_amo_fetches(op);
     uint64_t t = gshmemi_proxy_post(GSHMEMI_PROXY_AMO, pe, gshmemi_sym_offset(sym), value, cond,
                                     (uint64_t)op | (uint64_t)width << 8, fetch ? GSHMEMI_PROXY_F_WAIT : 0, 0, routine);
@@ -137,7 +139,7 @@ static __device__ __noinline__ uint64_t gshmemi_proxy_amo(int op, void *sym, uin
 static __device__ __noinline__ void gshmemi_proxy_put_signal(void *dest, const void *src, size_t n, uint64_t *sig, uint64_t signal,
                                                             int sig_op, int pe, int blocking, const char *routine)
 {
-    if (gshmemi_ibgda_qp(pe)) {
+    if (gshmemi_dstate.ibgda) {
         gshmemi_ibgda_put_signal(dest, src, n, sig, signal, sig_op, pe, blocking, routine);
         return;
     }
