@@ -7,9 +7,10 @@
  * which quiet, blocking calls and back-pressure wait on. An error CQE is decoded into a message
  * naming the syndrome, the opcode and the peer, and the thread traps.
  *
- * Every WQE posted here is one 64-byte basic block (put, get, inline p of up to 8 bytes), so
- * WQE and BB counts are the same and the SQ never wraps a WQE. The QP records are in
- * gshmemi_dstate.ibgda (device/layout.h), filled by transports/ibgda/ibgda.c.
+ * WQEs are one 64-byte basic block (BB; put, get, inline p, most atomics) or two (8-byte masked
+ * compare-swap: swap, set, and, or); counters count BBs, and the BBs of the WQE at each slot are
+ * kept for the poller. The QP records are in gshmemi_dstate.ibgda (device/layout.h), filled by
+ * transports/ibgda/ibgda.c.
  *
  * Called only from the remote branches of device/proxy.cuh (out of line, __noinline__), so the
  * P2P path's instructions do not change. Every wait is bounded by GSHMEM_DEVICE_WAIT_TIMEOUT. */
@@ -18,6 +19,7 @@
 
 #include <stdio.h>
 
+#include "gshmem/amo.h" /* GSHMEMI_AMO_* */
 #include "ibgda_ring.h"
 #include "mlx5_wqe.h"
 #include "proxy_fifo.h" /* gshmemi_fifo_now_ns */
@@ -107,7 +109,8 @@ static __device__ __forceinline__ void gshmemi_ibgda_poll(const gshmemi_ibgda_qp
         __threadfence(); /* the rest of the CQE after its owner byte */
         if (gshmemi_mlx5_cqe_is_error(op_own)) gshmemi_ibgda_cqe_error(e, pe, routine);
         const uint16_t idx = gshmemi_mlx5_be16(*(const volatile uint16_t *)&e->ok.wqe_counter);
-        const unsigned long long upto = gshmemi_ibgda_cqe_done(posted, idx); /* a CQE means posted >= 1 */
+        const unsigned bbs = *(const volatile uint8_t *)&q->bbs[gshmemi_mlx5_sq_slot(idx, q->sq_bbs)];
+        const unsigned long long upto = gshmemi_ibgda_cqe_done(posted, idx, bbs); /* a CQE means posted >= 1 */
         if (upto > done) done = upto;
         ci++;
         n++;
@@ -134,12 +137,12 @@ static __device__ __forceinline__ void gshmemi_ibgda_wait_done(const gshmemi_ibg
     }
 }
 
-/* Reserves the next SQ slot; returns its 64-bit WQE counter. Back-pressure: the slot is reused
- * only after the WQE sq_bbs before it has completed. */
-GSHMEMI_DEV unsigned long long gshmemi_ibgda_reserve(const gshmemi_ibgda_qp_t *q, int pe, const char *routine)
+/* Reserves the next nbbs SQ slots; returns the 64-bit counter of the first. Back-pressure: a
+ * slot is reused only after the BB sq_bbs before it has completed. */
+GSHMEMI_DEV unsigned long long gshmemi_ibgda_reserve(const gshmemi_ibgda_qp_t *q, int pe, const char *routine, unsigned nbbs = 1)
 {
-    const unsigned long long t = atomicAdd(&q->ctr[GSHMEMI_IBGDA_CTR_RESV], 1ull);
-    const unsigned long long needs = gshmemi_ibgda_slot_needs(t, q->sq_bbs);
+    const unsigned long long t = atomicAdd(&q->ctr[GSHMEMI_IBGDA_CTR_RESV], (unsigned long long)nbbs);
+    const unsigned long long needs = gshmemi_ibgda_slot_needs(t + nbbs - 1, q->sq_bbs);
     if (*gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) < needs) gshmemi_ibgda_wait_done(q, needs, pe, routine);
     return t;
 }
@@ -149,22 +152,23 @@ GSHMEMI_DEV void *gshmemi_ibgda_wqe(const gshmemi_ibgda_qp_t *q, unsigned long l
     return (char *)q->sq + (size_t)gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs) * GSHMEMI_MLX5_SEND_WQE_BB;
 }
 
-/* Hands WQE t (written) to the NIC: once every earlier WQE is handed over, the send doorbell
- * record covers it, then the doorbell carries its first 8 bytes (as mlx5 rings). The fences keep
- * the NIC from seeing the record before the WQE, or the doorbell before the record. */
+/* Hands WQE t of nbbs BBs (written) to the NIC: once every earlier WQE is handed over, the send
+ * doorbell record covers it, then the doorbell carries its first 8 bytes (as mlx5 rings). The
+ * fences keep the NIC from seeing the record before the WQE, or the doorbell before the record. */
 static __device__ __forceinline__ void gshmemi_ibgda_ring(const gshmemi_ibgda_qp_t *q, unsigned long long t, int pe,
-                                                      const char *routine)
+                                                      const char *routine, unsigned nbbs = 1)
 {
     volatile unsigned long long *posted = gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_POSTED);
     gshmemi_ibgda_waiter_t w = {0, 0};
+    *(volatile uint8_t *)&q->bbs[gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs)] = (uint8_t)nbbs;
     __threadfence_system();
     while (*posted != t)
         if (gshmemi_ibgda_miss(&w)) gshmemi_ibgda_timeout(routine, pe, "an earlier work request was never posted", *posted, t);
-    ((volatile uint32_t *)q->sq_dbrec)[GSHMEMI_MLX5_DBR_SND] = gshmemi_mlx5_sq_dbrec((uint16_t)(t + 1));
+    ((volatile uint32_t *)q->sq_dbrec)[GSHMEMI_MLX5_DBR_SND] = gshmemi_mlx5_sq_dbrec((uint16_t)(t + nbbs));
     __threadfence_system();
     *q->db = *(const volatile uint64_t *)gshmemi_ibgda_wqe(q, t);
     __threadfence_system();
-    *posted = t + 1;
+    *posted = t + nbbs;
 }
 
 GSHMEMI_DEV uint64_t gshmemi_ibgda_offset(const void *sym) { return (uint64_t)((const char *)sym - gshmemi_dstate.heap_base); }
@@ -250,14 +254,62 @@ static __device__ __noinline__ void gshmemi_ibgda_unsupported(const char *what, 
     __trap();
 }
 
-/* n bytes to dest on pe, then the signal (SHMEM_SIGNAL_SET) at sig on pe: an RDMA WRITE, then an
- * inline one on the same QP, which RC executes in order. SHMEM_SIGNAL_ADD needs an atomic. */
+/* An atomic op (GSHMEMI_AMO_*) on the width-byte (4 or 8) word at sym on pe; fetch: waits and
+ * returns the old value. The NIC's atomics: fetch-add (8 bytes; 4 by a masked fetch-add), compare-
+ * swap, and the masked forms for swap, set, and, or, xor (mlx5_wqe.h's builders); a fetch is a
+ * fetch-add of 0. The old value lands in the result word of the WQE's slot. */
+static __device__ __noinline__ uint64_t gshmemi_ibgda_amo(int op, void *sym, uint64_t value, uint64_t cond, size_t width, int pe,
+                                                          int fetch, const char *routine)
+{
+    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
+    const unsigned size = (unsigned)width;
+    int bit = 0;
+    switch (op) {
+    case GSHMEMI_AMO_SET:
+    case GSHMEMI_AMO_SWAP: bit = GSHMEMI_MLX5_BIT_SWAP; break;
+    case GSHMEMI_AMO_FETCH_AND:
+    case GSHMEMI_AMO_AND: bit = GSHMEMI_MLX5_BIT_AND; break;
+    case GSHMEMI_AMO_FETCH_OR:
+    case GSHMEMI_AMO_OR: bit = GSHMEMI_MLX5_BIT_OR; break;
+    case GSHMEMI_AMO_FETCH_XOR:
+    case GSHMEMI_AMO_XOR: bit = GSHMEMI_MLX5_BIT_XOR; break;
+    default: break;
+    }
+    /* only the 8-byte masked compare-swap takes two BBs */
+    const unsigned nbbs = size == 8 && bit && bit != GSHMEMI_MLX5_BIT_XOR ? 2 : 1;
+    const unsigned long long t = gshmemi_ibgda_reserve(q, pe, routine, nbbs);
+    uint64_t *word = q->result + gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs);
+    const uint64_t raddr = q->raddr + gshmemi_ibgda_offset(sym), laddr = (uint64_t)(uintptr_t)word;
+    const uint8_t ce = GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE;
+    uint4 wqe[2 * GSHMEMI_MLX5_SEND_WQE_BB / sizeof(uint4)]; /* built here, copied a BB at a time (the ring may wrap) */
+    unsigned ds;
+    if (bit)
+        ds = gshmemi_mlx5_wqe_bitwise(wqe, (uint16_t)t, q->qpn, ce, raddr, q->rkey, laddr, q->result_lkey, size, bit, value);
+    else if (op == GSHMEMI_AMO_CSWAP)
+        ds = gshmemi_mlx5_wqe_compare_swap(wqe, (uint16_t)t, q->qpn, ce, raddr, q->rkey, laddr, q->result_lkey, size, cond, value);
+    else /* fetch (add 0), add, fetch-add */
+        ds = gshmemi_mlx5_wqe_fetch_add(wqe, (uint16_t)t, q->qpn, ce, raddr, q->rkey, laddr, q->result_lkey, size,
+                                        op == GSHMEMI_AMO_FETCH ? 0 : value);
+    if (ds == 0 || gshmemi_mlx5_wqe_bbs(ds) != nbbs) gshmemi_ibgda_unsupported("an atomic of this width", pe, routine);
+    for (unsigned b = 0; b < nbbs; b++) {
+        uint4 *slot = (uint4 *)gshmemi_ibgda_wqe(q, t + b);
+        for (unsigned i = 0; i < GSHMEMI_MLX5_SEND_WQE_BB / sizeof(uint4); i++) slot[i] = wqe[b * 4 + i];
+    }
+    gshmemi_ibgda_ring(q, t, pe, routine, nbbs);
+    if (!fetch) return 0;
+    gshmemi_ibgda_wait_done(q, t + nbbs, pe, routine);
+    const uint64_t old = *(volatile uint64_t *)word;
+    return size == 4 ? (uint32_t)old : old;
+}
+
+/* n bytes to dest on pe, then the signal update at sig on pe: SHMEM_SIGNAL_SET an inline RDMA
+ * WRITE, SHMEM_SIGNAL_ADD an atomic add, on the same QP, which RC executes in order. */
 static __device__ __noinline__ void gshmemi_ibgda_put_signal(void *dest, const void *src, size_t n, uint64_t *sig, uint64_t signal,
                                                             int sig_op, int pe, int blocking, const char *routine)
 {
-    if (sig_op != 0 /* SHMEM_SIGNAL_SET */) gshmemi_ibgda_unsupported("a signal add (an atomic)", pe, routine);
     if (n) gshmemi_ibgda_rma(1, dest, src, n, pe, 0, routine);
-    gshmemi_ibgda_p(sig, signal, sizeof(uint64_t), pe, routine);
+    if (sig_op == 1 /* SHMEM_SIGNAL_ADD */) (void)gshmemi_ibgda_amo(GSHMEMI_AMO_ADD, sig, signal, 0, sizeof(uint64_t), pe, 0, routine);
+    else gshmemi_ibgda_p(sig, signal, sizeof(uint64_t), pe, routine);
     if (blocking) gshmemi_ibgda_wait_done(gshmemi_ibgda_qp(pe), *gshmemi_ibgda_ctr(gshmemi_ibgda_qp(pe), GSHMEMI_IBGDA_CTR_POSTED), pe,
                                           routine);
 }

@@ -23,8 +23,8 @@ typedef struct gshmemi_proxy_fifo {
 } gshmemi_proxy_fifo_t;
 
 /* One RC QP of the IBGDA path (device/ibgda.cuh) to one peer, as device code sees it. The record
- * is read-only to the GPU; what the GPU changes lives behind ctr. Every WQE this PE posts takes
- * one 64-byte basic block (BB) and asks for a CQE, so WQE counts and BB counts are the same. */
+ * is read-only to the GPU; what the GPU changes lives behind ctr and bbs. Counters count 64-byte
+ * basic blocks (BBs); every WQE asks for a CQE. */
 #define GSHMEMI_IBGDA_CTR_RESV 0    /* ctr word: BBs reserved so far (the producers' atomic counter) */
 #define GSHMEMI_IBGDA_CTR_POSTED 16 /* BBs the send doorbell record covers (advanced in order) */
 #define GSHMEMI_IBGDA_CTR_DONE 32   /* BBs whose CQE was polled (every WQE before them completed) */
@@ -38,7 +38,8 @@ typedef struct gshmemi_ibgda_qp {
     void *cq;                    /* ncqe 64-byte CQEs (device memory) */
     uint32_t *cq_dbrec;          /* CQ doorbell record: [0] consumer index (big-endian) */
     unsigned long long *ctr;     /* [GSHMEMI_IBGDA_CTR_WORDS] device memory, zero at start */
-    uint64_t *result;            /* [sq_bbs] landing words of g, by WQE counter (device memory) */
+    uint64_t *result;            /* [sq_bbs] landing words of g and atomics, by WQE counter (device memory) */
+    uint8_t *bbs;                /* [sq_bbs] BBs of the WQE that starts at each slot (device memory) */
     uint32_t sq_bbs, ncqe;       /* powers of two; ncqe >= sq_bbs (no CQ overrun) */
     uint32_t qpn;
     uint32_t lkey;               /* this PE's symmetric heap */

@@ -127,8 +127,8 @@ GSHMEMI_DEV int gshmemi_amo_fetches(int op)
 static __device__ __noinline__ uint64_t gshmemi_proxy_amo(int op, void *sym, uint64_t value, uint64_t cond, size_t width, int pe,
                                                           const char *routine)
 {
-    if (gshmemi_dstate.ibgda) gshmemi_ibgda_unsupported("an atomic", pe, routine);
     const int fetch = gshmemi_amo_fetches(op);
+    if (gshmemi_dstate.ibgda) return gshmemi_ibgda_amo(op, sym, value, cond, width, pe, fetch, routine);
     uint64_t t = gshmemi_proxy_post(GSHMEMI_PROXY_AMO, pe, gshmemi_sym_offset(sym), value, cond,
                                     (uint64_t)op | (uint64_t)width << 8, fetch ? GSHMEMI_PROXY_F_WAIT : 0, 0, routine);
     return fetch ? gshmemi_proxy_result(t, pe, routine) : 0;

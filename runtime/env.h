@@ -52,7 +52,7 @@ extern "C" {
     X(BOOTSTRAP_ADDR, string, "", ANY, "IPv4 address rank 0 of a unique-id job listens on (instead of GSHMEM_BOOTSTRAP_IFNAME); gshmemrun always uses 127.0.0.1") \
     X(HOST_ID, string, "", ANY, "Identity PEs are grouped by as one host (SHMEM_TEAM_SHARED, SHMEMX_TEAM_NODE, the choice of transport); unset: the host name. Lets one machine act as several hosts for testing") \
     X(DISABLE_P2P, int, "0", RANGE(0, 1), "1: no peer is reached by load/store; every other PE goes through the remote transport (tests, and hosts where P2P misbehaves)") \
-    X(REMOTE_TRANSPORT, remote, "auto", ANY, "Transport of peers not reached by P2P: auto (IBGDA once it exists and sets up, else proxy) | proxy | ibgda | none (such a peer fails shmem_init)") \
+    X(REMOTE_TRANSPORT, remote, "auto", ANY, "Transport of peers not reached by P2P: auto (the proxy; IBGDA on a ConnectX is not wired in yet) | proxy | ibgda (kernels post mlx5 work requests; with GSHMEM_IBGDA_NIC=emulated or null, PEs of this machine only) | none (such a peer fails shmem_init)") \
     X(PROXY_BACKEND, backend, "auto", ANY, "How the host proxy moves data: auto (copy for PEs of this physical host, verbs for others) | copy | verbs") \
     X(PROXY_FIFO_SLOTS, int, "4096", CHECK(power_of_two, "a power of two, 64..1048576"), "Requests the proxy FIFO of a PE holds (64 bytes each, in pinned host memory)") \
     X(PROXY_OWN_CONTEXT, int, "-1", RANGE(-1, 1), "The copy backend's CUDA work in a context of its own: 1 | 0 | -1 (auto: when the GPU runs under MPS, where work in the application's context can wait behind the kernels it queued)") \

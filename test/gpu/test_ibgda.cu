@@ -4,7 +4,9 @@
  * blocking and nbi + quiet, gets, p and g of several widths, at sizes 1 B .. 8 MiB at an odd
  * offset; many threads posting at once (more WQEs than the SQ holds: back-pressure) and more than
  * 65536 WQEs to one peer (the 16-bit WQE counter wraps); quiet then a flag, the peer checking the
- * data in its kernel. Every byte checked, and the bytes around each transfer. */
+ * data in its kernel; atomics of 4 and 8 bytes by 128 threads at once (fetch-add, add, compare-
+ * swap, swap, and, or, xor, fetch) and signal adds. Every byte checked, and the bytes around each
+ * transfer. */
 #include <string.h>
 
 #include "gpu_test.cuh"
@@ -82,6 +84,43 @@ static __global__ void flag_kernel(unsigned char *data, const unsigned char *src
                 break;
             }
     }
+}
+
+/* Atomics: W words per source PE in each area of every other PE. 128 threads each:
+ *   a64[me]: fetch_add 1 (the old values are 0..127, each once); a32[me]: add 2 (4 bytes)
+ *   cas64[me]: compare_swap 0 -> tid + 1 (one thread wins); cas32[me] the same, 4 bytes
+ *   or64[me]: or of bit tid % 64 (all ones); and64[me]: and of ~bit (from all ones: 0)
+ *   xor64[me]: xor of bit tid % 64, each bit twice (unchanged); or32[me]: or of bit tid % 32
+ *   swap64[me]: swap tid + 1000 (ends as one of them); sig[me]: signal add 3 */
+#define AMO_THREADS 128
+struct amo_areas {
+    unsigned long long *a64, *cas64, *or64, *and64, *xor64, *swap64;
+    unsigned int *a32, *cas32, *or32;
+    uint64_t *sig;
+};
+#define XOR_START 0x0123456789abcdefull
+
+static __global__ void amo_kernel(amo_areas a, int *bad, int *wins)
+{
+    const int me = shmem_my_pe(), n = shmem_n_pes(), tid = threadIdx.x;
+    for (int pe = 0; pe < n; pe++) {
+        if (pe == me) continue;
+        unsigned long long o = shmem_ulonglong_atomic_fetch_add(a.a64 + me, 1, pe);
+        if (o >= AMO_THREADS) atomicAdd(bad, 1);
+        shmem_uint_atomic_add(a.a32 + me, 2, pe);
+        if (shmem_ulonglong_atomic_compare_swap(a.cas64 + me, 0, tid + 1, pe) == 0) atomicAdd(&wins[2 * pe], 1);
+        if (shmem_uint_atomic_compare_swap(a.cas32 + me, 0, tid + 1, pe) == 0) atomicAdd(&wins[2 * pe + 1], 1);
+        shmem_ulonglong_atomic_or(a.or64 + me, 1ull << (tid % 64), pe);
+        shmem_ulonglong_atomic_and(a.and64 + me, ~(1ull << (tid % 64)), pe);
+        shmem_ulonglong_atomic_xor(a.xor64 + me, 1ull << (tid % 64), pe);
+        shmem_uint_atomic_or(a.or32 + me, 1u << (tid % 32), pe);
+        unsigned long long was = shmem_ulonglong_atomic_swap(a.swap64 + me, tid + 1000, pe);
+        if (was != 5 && (was < 1000 || was >= 1000 + AMO_THREADS)) atomicAdd(bad, 1);
+        shmemx_signal_op(a.sig + me, 3, SHMEM_SIGNAL_ADD, pe);
+    }
+    shmem_quiet();
+    for (int pe = 0; pe < n; pe++)
+        if (pe != me && shmem_ulonglong_atomic_fetch(a.a64 + me, pe) != AMO_THREADS) atomicAdd(bad, 1);
 }
 
 static void check_bytes(const unsigned char *h, size_t n, int src_pe, unsigned tag, const char *what, int pe)
@@ -193,6 +232,62 @@ int main(void)
     GT_CHECK(*bad == 0, "%d peers' data not there when their flag was", *bad);
     shmem_barrier_all();
     if (me == 0) printf("test_ibgda: put_nbi, quiet, flag: ok\n");
+
+    /* atomics */
+    {
+        const int W = n;
+        unsigned long long *a64 = (unsigned long long *)shmem_calloc((size_t)6 * W, sizeof(unsigned long long));
+        unsigned int *a32 = (unsigned int *)shmem_calloc((size_t)3 * W, sizeof(unsigned int));
+        uint64_t *sig = (uint64_t *)shmem_calloc((size_t)W, sizeof(uint64_t));
+        int *wins;
+        GT_CHECK(a64 && a32 && sig, "shmem_calloc failed");
+        GT_CUDA(cudaMallocManaged((void **)&wins, 2 * (size_t)n * sizeof(int)));
+        memset(wins, 0, 2 * (size_t)n * sizeof(int));
+        amo_areas a = {a64, a64 + W, a64 + 2 * W, a64 + 3 * W, a64 + 4 * W, a64 + 5 * W, a32, a32 + W, a32 + 2 * W, sig};
+        unsigned long long init[6 * 64];
+        GT_CHECK(W <= 64, "at most 64 PEs");
+        memset(init, 0, sizeof(init));
+        for (int i = 0; i < W; i++) {
+            init[3 * W + i] = ~0ull;     /* and64 */
+            init[4 * W + i] = XOR_START; /* xor64 */
+            init[5 * W + i] = 5;         /* swap64 */
+        }
+        GT_CUDA(cudaMemcpy(a64, init, (size_t)6 * W * sizeof(unsigned long long), cudaMemcpyHostToDevice));
+        *bad = 0;
+        GT_CUDA(cudaDeviceSynchronize());
+        shmem_barrier_all();
+        amo_kernel<<<1, AMO_THREADS>>>(a, bad, wins);
+        GT_CUDA(cudaDeviceSynchronize());
+        GT_CHECK(*bad == 0, "%d atomics returned a wrong old value", *bad);
+        for (int pe = 0; pe < n; pe++)
+            if (pe != me) GT_CHECK(wins[2 * pe] == 1 && wins[2 * pe + 1] == 1, "compare_swap on PE %d: %d and %d winners (8 and 4 bytes)", pe,
+                                   wins[2 * pe], wins[2 * pe + 1]);
+        shmem_barrier_all();
+        unsigned long long r64[6 * 64];
+        unsigned int r32[3 * 64];
+        uint64_t rs[64];
+        GT_CUDA(cudaMemcpy(r64, a64, (size_t)6 * W * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+        GT_CUDA(cudaMemcpy(r32, a32, (size_t)3 * W * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+        GT_CUDA(cudaMemcpy(rs, sig, (size_t)W * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+        for (int pe = 0; pe < n; pe++) {
+            if (pe == me) continue;
+            GT_CHECK(r64[pe] == AMO_THREADS, "fetch_add from PE %d: %llu", pe, r64[pe]);
+            GT_CHECK(r32[pe] == 2 * AMO_THREADS, "uint add from PE %d: %u", pe, r32[pe]);
+            GT_CHECK(r64[W + pe] >= 1 && r64[W + pe] <= AMO_THREADS, "compare_swap from PE %d: %llu", pe, r64[W + pe]);
+            GT_CHECK(r32[W + pe] >= 1 && r32[W + pe] <= AMO_THREADS, "uint compare_swap from PE %d: %u", pe, r32[W + pe]);
+            GT_CHECK(r64[2 * W + pe] == ~0ull, "or from PE %d: %#llx", pe, r64[2 * W + pe]);
+            GT_CHECK(r64[3 * W + pe] == 0, "and from PE %d: %#llx", pe, r64[3 * W + pe]);
+            GT_CHECK(r64[4 * W + pe] == XOR_START, "xor from PE %d: %#llx", pe, r64[4 * W + pe]);
+            GT_CHECK(r32[2 * W + pe] == 0xffffffffu, "uint or from PE %d: %#x", pe, r32[2 * W + pe]);
+            GT_CHECK(r64[5 * W + pe] >= 1000 && r64[5 * W + pe] < 1000 + AMO_THREADS, "swap from PE %d: %llu", pe, r64[5 * W + pe]);
+            GT_CHECK(rs[pe] == 3 * AMO_THREADS, "signal add from PE %d: %llu", pe, (unsigned long long)rs[pe]);
+        }
+        GT_CUDA(cudaFree(wins));
+        shmem_free(sig);
+        shmem_free(a32);
+        shmem_free(a64);
+        if (me == 0) printf("test_ibgda: atomics of 4 and 8 bytes and signal adds by %d threads to every PE: ok\n", AMO_THREADS);
+    }
 
     free(h);
     GT_CUDA(cudaFree(priv));

@@ -28,20 +28,22 @@ static void test_slot_needs(void **state)
     assert_true(gshmemi_ibgda_slot_needs(0x10000ull * 3 + 5, 8) == 0x10000ull * 3 - 2);
 }
 
-/* Every outstanding WQE (up to 65535 behind the posted count) widens back to its own counter. */
+/* Every outstanding WQE (up to 65535 BBs behind the posted count) widens back to its own counter. */
 static void test_cqe_done(void **state)
 {
     (void)state;
     for (unsigned long long posted = 1; posted < 300000; posted += 997) {
         for (unsigned long long back = 1; back <= 65536 && back <= posted; back += back < 8 ? 1 : 4099) {
             const unsigned long long k = posted - back;
-            assert_true(gshmemi_ibgda_cqe_done(posted, (uint16_t)k) == k + 1);
+            assert_true(gshmemi_ibgda_cqe_done(posted, (uint16_t)k, 1) == k + 1);
+            if (back >= 2) assert_true(gshmemi_ibgda_cqe_done(posted, (uint16_t)k, 2) == k + 2);
         }
     }
     /* at the wrap itself */
-    assert_true(gshmemi_ibgda_cqe_done(65536, 65535) == 65536);
-    assert_true(gshmemi_ibgda_cqe_done(65537, 0) == 65537);
-    assert_true(gshmemi_ibgda_cqe_done(65537, 65535) == 65536);
+    assert_true(gshmemi_ibgda_cqe_done(65536, 65535, 1) == 65536);
+    assert_true(gshmemi_ibgda_cqe_done(65537, 0, 1) == 65537);
+    assert_true(gshmemi_ibgda_cqe_done(65537, 65535, 1) == 65536);
+    assert_true(gshmemi_ibgda_cqe_done(65537, 65535, 2) == 65537); /* a 2-BB WQE across the wrap */
 }
 
 static void test_qpn(void **state)
@@ -67,7 +69,8 @@ static struct {
     uint8_t sq[SQ_BBS * 64];
     gshmemi_mlx5_cqe_t cq[NCQE];
     uint32_t sq_dbrec[2], cq_dbrec[2];
-    uint32_t target[WORDS]; /* the peer's heap */
+    uint32_t target[WORDS + 16]; /* the peer's heap: WORDS words of 4-byte puts, then one 40-byte area */
+    uint8_t bbs[SQ_BBS];
     unsigned long long resv, posted, done;
     uint32_t ci;
 } h;
@@ -108,7 +111,8 @@ static void poll_cq(void)
         const gshmemi_mlx5_cqe_t *e = &h.cq[gshmemi_mlx5_cq_slot(h.ci, NCQE)];
         if (!gshmemi_mlx5_cqe_is_new(e->ok.op_own, h.ci, NCQE)) break;
         assert_false(gshmemi_mlx5_cqe_is_error(e->ok.op_own));
-        const unsigned long long upto = gshmemi_ibgda_cqe_done(h.posted, gshmemi_mlx5_be16(e->ok.wqe_counter));
+        const uint16_t idx = gshmemi_mlx5_be16(e->ok.wqe_counter);
+        const unsigned long long upto = gshmemi_ibgda_cqe_done(h.posted, idx, h.bbs[gshmemi_mlx5_sq_slot(idx, SQ_BBS)]);
         assert_true(upto > h.done && upto <= h.posted); /* in order, never past what was posted */
         h.done = upto;
         h.ci++;
@@ -120,8 +124,8 @@ static void test_protocol(void **state)
 {
     gshmemi_nic_emul_qp_t qp;
     gshmemi_nic_emul_qp_cfg_t cfg;
-    const unsigned long long total = 3 * 65536 + 1234; /* the 16-bit counter wraps three times */
-    unsigned long long waits = 0;
+    const unsigned long long total = 3 * 65536 + 1234; /* WQEs; the 16-bit counter wraps three times */
+    unsigned long long waits = 0, last_big = 0, bigs = 0, wrapped_big = 0;
     (void)state;
     memset(&h, 0, sizeof(h));
     for (unsigned i = 0; i < NCQE; i++) gshmemi_mlx5_cqe_init(&h.cq[i]);
@@ -136,19 +140,33 @@ static void test_protocol(void **state)
     cfg.cq_dbrec = &h.cq_dbrec[GSHMEMI_MLX5_CQ_DBR_SET_CI];
     assert_int_equal(gshmemi_nic_emul_qp_init(&qp, &cfg, &h_ops, NULL), 0);
     for (unsigned long long i = 0; i < total; i++) {
-        const unsigned long long t = h.resv++;
-        /* back-pressure: the NIC runs and the CQ is polled until the slot is free */
-        while (h.done < gshmemi_ibgda_slot_needs(t, SQ_BBS)) {
+        /* every 5th WQE a 40-byte inline put: two BBs, the second of which may wrap to slot 0 */
+        const int big = i % 5 == 3;
+        const unsigned nbbs = big ? 2 : 1;
+        const unsigned long long t = h.resv;
+        h.resv += nbbs;
+        /* back-pressure: the NIC runs and the CQ is polled until the slots are free */
+        while (h.done < gshmemi_ibgda_slot_needs(t + nbbs - 1, SQ_BBS)) {
             waits++;
             assert_true(gshmemi_nic_emul_progress(&qp) >= 0);
             poll_cq();
         }
-        const uint32_t v = (uint32_t)i, word = (uint32_t)(i % WORDS);
-        const unsigned ds = gshmemi_mlx5_wqe_put_inline(h.sq + gshmemi_mlx5_sq_slot((uint16_t)t, SQ_BBS) * 64, (uint16_t)t, cfg.qpn,
-                                                        GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE, word * 4, RKEY, &v, 4);
-        assert_int_equal(gshmemi_mlx5_wqe_bbs(ds), 1); /* the path posts one BB per WQE */
-        h.sq_dbrec[GSHMEMI_MLX5_DBR_SND] = gshmemi_mlx5_sq_dbrec((uint16_t)(t + 1));
-        h.posted = t + 1;
+        uint32_t v[10];
+        _Alignas(16) uint8_t wqe[128];
+        for (int k = 0; k < 10; k++) v[k] = (uint32_t)i + (uint32_t)k;
+        const uint32_t word = big ? WORDS : (uint32_t)(i % WORDS);
+        const unsigned ds = gshmemi_mlx5_wqe_put_inline(wqe, (uint16_t)t, cfg.qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE, word * 4, RKEY, v,
+                                                        big ? 40 : 4);
+        assert_int_equal(gshmemi_mlx5_wqe_bbs(ds), nbbs);
+        for (unsigned b = 0; b < nbbs; b++) memcpy(h.sq + gshmemi_mlx5_sq_slot((uint16_t)(t + b), SQ_BBS) * 64, wqe + b * 64, 64);
+        if (big) {
+            last_big = i;
+            bigs++;
+            wrapped_big += gshmemi_mlx5_sq_slot((uint16_t)t, SQ_BBS) == SQ_BBS - 1;
+        }
+        h.bbs[gshmemi_mlx5_sq_slot((uint16_t)t, SQ_BBS)] = (uint8_t)nbbs;
+        h.sq_dbrec[GSHMEMI_MLX5_DBR_SND] = gshmemi_mlx5_sq_dbrec((uint16_t)(t + nbbs));
+        h.posted = t + nbbs;
         if (i % 13 == 0) assert_true(gshmemi_nic_emul_progress(&qp) >= 0); /* the NIC now and then: the SQ fills */
         if (i % 3 == 0) poll_cq();
     }
@@ -158,12 +176,15 @@ static void test_protocol(void **state)
         poll_cq();
     }
     assert_int_equal(qp.state, GSHMEMI_NIC_EMUL_QP_RTS);
-    assert_true(qp.wqes == total && h.done == total);
-    assert_true(waits > 0); /* the SQ did fill */
-    for (unsigned w = 0; w < WORDS; w++) {
+    assert_true(qp.wqes == total && h.done == total + bigs && h.resv == total + bigs);
+    assert_true(waits > 0);       /* the SQ did fill */
+    assert_true(wrapped_big > 0); /* some 2-BB WQE wrapped around the ring's end */
+    for (unsigned w = 0; w < WORDS; w++) { /* the last 4-byte put to each word */
         unsigned long long last = total - 1 - ((total - 1 - w) % WORDS);
+        while (last % 5 == 3) last -= WORDS;
         assert_int_equal(h.target[w], (uint32_t)last);
     }
+    for (int k = 0; k < 10; k++) assert_int_equal(h.target[WORDS + k], (uint32_t)last_big + (uint32_t)k);
 }
 
 /* A WQE with a wrong rkey: the poller meets an error CQE naming the RDMA WRITE and the syndrome. */

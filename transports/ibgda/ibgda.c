@@ -10,7 +10,8 @@
  * callbacks read the SQ and doorbell records with copies on a stream of the thread's own, resolve
  * the made-up keys against the heaps, and move data with the proxy's copy backend between heaps
  * mapped here (ctx->host_view), in that backend's CUDA context (its own under MPS: see copy.c).
- * A CQE is written only after the backend has completed every copy before it.
+ * Atomics are one-thread kernels (ibgda_kernels.cu) after the backend's copies. A CQE is written
+ * only after the backend has completed every copy before it.
  *
  * Keys and QP numbers are made up, consistently: PE p's heap is one memory region with key
  * KEY_HEAP | p (lkey = rkey), the result words KEY_RESULT | p, and local buffers outside the heap
@@ -30,6 +31,7 @@
 #include "../proxy/backend.h"
 #include "../route.h"
 #include "ibgda.h"
+#include "ibgda_kernels.h"
 #include "nic_emul.h"
 
 #define SUB "ibgda"
@@ -41,7 +43,8 @@
 #define OFF_CQ_DBR (OFF_SQ_DBR + 64)
 #define OFF_CTR (OFF_CQ_DBR + 64)
 #define OFF_RESULT (OFF_CTR + GSHMEMI_IBGDA_CTR_WORDS * 8)
-#define QP_AREA ((OFF_RESULT + GSHMEMI_IBGDA_SQ_BBS * 8 + 4095) / 4096 * 4096)
+#define OFF_BBS (OFF_RESULT + GSHMEMI_IBGDA_SQ_BBS * 8)
+#define QP_AREA ((OFF_BBS + GSHMEMI_IBGDA_SQ_BBS + 4095) / 4096 * 4096)
 
 #define DB_STRIDE 8 /* bytes between two QPs' doorbell registers in the page */
 
@@ -76,7 +79,8 @@ static struct {
     cudaStream_t stream;              /* the NIC thread's reads and CQE writes (the backend's context) */
     cudaStream_t quiet_stream;        /* the host quiet's reads (the application's context) */
     gshmemi_mlx5_cqe_t *cqe_stage;    /* pinned: a CQE on its way to the GPU */
-    uint8_t *stage;                   /* pinned: inline payloads that are no single value */
+    uint8_t *stage;                   /* pinned: inline payloads that are no single value, atomic results */
+    uint64_t *amo_old;                /* pinned: the old value an atomic kernel read */
     pthread_t thread;
     int thread_started;
     volatile int stop;
@@ -168,15 +172,21 @@ static int cb_copy(void *c, void *dst, const void *src, size_t n)
     return GSHMEMI_ERR_INVALID;
 }
 
-/* Inline data to the peer: one value as a stream write, else staged and completed at once. */
+/* Inline data to the peer: one value as a stream write, else staged and completed at once. An
+ * atomic's old value to a local result word: a copy, completed at once. */
 static int cb_store(void *c, void *dst, const void *host_src, size_t n)
 {
     const emul_qp_t *q = (const emul_qp_t *)c;
     uint64_t off, v = 0;
-    if (!at_peer(q->peer, dst, n, &off) || n > GSHMEMI_MLX5_INLINE_MAX) {
-        GSHMEMI_ERROR(SUB, "emulated NIC: a store of %zu bytes to %p is not inline data for PE %d (atomic results are not emulated yet)", n,
-                      dst, q->peer);
-        return GSHMEMI_ERR_UNSUPPORTED;
+    if (n > GSHMEMI_MLX5_INLINE_MAX) {
+        GSHMEMI_ERROR(SUB, "emulated NIC: a store of %zu bytes to %p (at most %d)", n, dst, GSHMEMI_MLX5_INLINE_MAX);
+        return GSHMEMI_ERR_INVALID;
+    }
+    if (!at_peer(q->peer, dst, n, &off)) { /* local: the engine resolved it through an lkey */
+        memcpy(ib.stage, host_src, n);
+        cudaError_t err = cudaMemcpyAsync(dst, ib.stage, n, cudaMemcpyHostToDevice, ib.stream);
+        if (err == cudaSuccess) err = cudaStreamSynchronize(ib.stream);
+        return cuda_ok(err, "storing an atomic's old value");
     }
     if (n == 1 || n == 2 || n == 4 || n == 8) {
         memcpy(&v, host_src, n);
@@ -188,13 +198,19 @@ static int cb_store(void *c, void *dst, const void *host_src, size_t n)
     return gshmemi_proxy_backend_copy.flush(ib.copy);
 }
 
+/* The atomic at the target, after every copy before it, completed before it returns. */
 static int cb_atomic(void *c, void *target, const gshmemi_nic_emul_amo_t *amo, uint64_t *old)
 {
     const emul_qp_t *q = (const emul_qp_t *)c;
-    (void)target, (void)old;
-    GSHMEMI_ERROR(SUB, "emulated NIC: an atomic (kind %d, %u bytes) to PE %d: atomics are not emulated on the GPU yet", amo->kind,
-                  amo->size, q->peer);
-    return GSHMEMI_ERR_UNSUPPORTED;
+    GSHMEMI_CHECK(gshmemi_proxy_backend_copy.flush(ib.copy));
+    cudaError_t err = (cudaError_t)gshmemi_ibgda_emul_amo(target, amo, ib.amo_old, ib.stream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(ib.stream);
+    if (err != cudaSuccess) {
+        GSHMEMI_ERROR(SUB, "emulated NIC: an atomic (kind %d, %u bytes) to PE %d: %s", amo->kind, amo->size, q->peer, cudaGetErrorString(err));
+        return GSHMEMI_ERR_CUDA;
+    }
+    *old = *(volatile uint64_t *)ib.amo_old;
+    return GSHMEMI_OK;
 }
 
 static const gshmemi_nic_emul_ops_t emul_ops = {
@@ -321,6 +337,7 @@ static int make_qp(int pe, char *area, uint64_t *db_dev, gshmemi_mlx5_cqe_t *cq_
     r->cq_dbrec = (uint32_t *)(area + OFF_CQ_DBR);
     r->ctr = (unsigned long long *)(area + OFF_CTR);
     r->result = (uint64_t *)(area + OFF_RESULT);
+    r->bbs = (uint8_t *)(area + OFF_BBS);
     r->sq_bbs = GSHMEMI_IBGDA_SQ_BBS;
     r->ncqe = GSHMEMI_IBGDA_NCQE;
     r->qpn = gshmemi_ibgda_qpn(ctx->my_pe, pe);
@@ -393,6 +410,9 @@ static int ibgda_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
     rc = cuda_ok(cudaStreamCreateWithFlags(&ib.stream, cudaStreamNonBlocking), "creating the NIC's stream");
     if (rc == GSHMEMI_OK) rc = cuda_ok(cudaHostAlloc((void **)&ib.cqe_stage, sizeof(*ib.cqe_stage), cudaHostAllocPortable), "CQE staging");
     if (rc == GSHMEMI_OK) rc = cuda_ok(cudaHostAlloc((void **)&ib.stage, GSHMEMI_MLX5_INLINE_MAX, cudaHostAllocPortable), "inline staging");
+    if (rc == GSHMEMI_OK)
+        rc = cuda_ok(cudaHostAlloc((void **)&ib.amo_old, sizeof(uint64_t), cudaHostAllocMapped | cudaHostAllocPortable), "atomic results");
+    if (rc == GSHMEMI_OK) rc = cuda_ok((cudaError_t)gshmemi_ibgda_emul_kernels_load(), "loading the atomic kernel");
     gshmemi_copy_backend_leave(ib.copy);
     GSHMEMI_CHECK(rc);
 
@@ -455,6 +475,7 @@ static int ibgda_finalize(gshmemi_transport_ctx_t *ctx)
         if (ib.stream) cudaStreamDestroy(ib.stream);
         if (ib.cqe_stage) cudaFreeHost(ib.cqe_stage);
         if (ib.stage) cudaFreeHost(ib.stage);
+        if (ib.amo_old) cudaFreeHost(ib.amo_old);
         gshmemi_copy_backend_leave(ib.copy);
     }
     if (ib.copy) gshmemi_proxy_backend_copy.close(ib.copy);
