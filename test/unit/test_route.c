@@ -35,7 +35,7 @@ static void expect_route(const gshmemi_route_peer_t *p, int n, int me, int pe, g
 
 int main(void)
 {
-    const gshmemi_route_cfg_t dflt = {0, GSHMEMI_REMOTE_AUTO, GSHMEMI_BACKEND_AUTO};
+    const gshmemi_route_cfg_t dflt = {0, GSHMEMI_REMOTE_AUTO, GSHMEMI_BACKEND_AUTO, GSHMEMI_NIC_HW};
     gshmemi_route_cfg_t c;
     /* 4 PEs on one machine, one GPU shared: every GPU reaches every other */
     gshmemi_route_peer_t one[4] = {{7, 100, 1}, {7, 100, 1}, {7, 100, 1}, {7, 100, 1}};
