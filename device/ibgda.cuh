@@ -3,7 +3,7 @@
  * QP's counter (waiting while the SQ is full), write the WQE with the builders of mlx5_wqe.h
  * (big-endian, as the NIC reads it), fence, then in WQE order advance the send doorbell record
  * and write the doorbell. Completion: every WQE asks for a CQE; one thread at a time (a lock)
- * polls the CQ, widens each CQE's 16-bit WQE counter and advances the count of completed WQEs,
+ * polls the CQ, widens each CQE's 16-bit WQE counter and advances the count of completed BBs,
  * which quiet, blocking calls and back-pressure wait on. An error CQE is decoded into a message
  * naming the syndrome, the opcode and the peer, and the thread traps.
  *
@@ -100,7 +100,6 @@ static __device__ __forceinline__ void gshmemi_ibgda_poll(const gshmemi_ibgda_qp
     __threadfence();
     uint32_t ci = (uint32_t)*gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_CI);
     unsigned long long done = *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE);
-    const unsigned long long posted = *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_POSTED);
     int n = 0;
     for (;;) {
         const gshmemi_mlx5_cqe_t *e = (const gshmemi_mlx5_cqe_t *)q->cq + gshmemi_mlx5_cq_slot(ci, q->ncqe);
@@ -110,8 +109,7 @@ static __device__ __forceinline__ void gshmemi_ibgda_poll(const gshmemi_ibgda_qp
         if (gshmemi_mlx5_cqe_is_error(op_own)) gshmemi_ibgda_cqe_error(e, pe, routine);
         const uint16_t idx = gshmemi_mlx5_be16(*(const volatile uint16_t *)&e->ok.wqe_counter);
         const unsigned bbs = *(const volatile uint8_t *)&q->bbs[gshmemi_mlx5_sq_slot(idx, q->sq_bbs)];
-        const unsigned long long upto = gshmemi_ibgda_cqe_done(posted, idx, bbs); /* a CQE means posted >= 1 */
-        if (upto > done) done = upto;
+        done = gshmemi_ibgda_cqe_done(done, idx, bbs);
         ci++;
         n++;
     }

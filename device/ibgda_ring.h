@@ -16,11 +16,14 @@ GSHMEMI_HD_INLINE unsigned long long gshmemi_ibgda_slot_needs(unsigned long long
 }
 
 /* The count of completed BBs that a CQE for the WQE of bbs BBs whose counter is idx16 means,
- * when posted BBs (the CQE's WQE among them) have been handed to the NIC and fewer than 65536 are
- * outstanding: the WQE's 64-bit counter plus its BBs (RC completes a QP's WQEs in order). */
-GSHMEMI_HD_INLINE unsigned long long gshmemi_ibgda_cqe_done(unsigned long long posted, uint16_t idx16, unsigned bbs)
+ * given done, the count before it: the WQE's 64-bit counter plus its BBs (RC completes a QP's
+ * WQEs in order). Widened from below: the WQE is not complete yet, so its counter is at least
+ * done, and its slot was free, so it is less than done + sq_bbs <= done + 65536. (Widening from
+ * the posted count instead would be wrong: the NIC can complete a WQE before its poster has
+ * advanced that count, and reservations may run any distance ahead.) */
+GSHMEMI_HD_INLINE unsigned long long gshmemi_ibgda_cqe_done(unsigned long long done, uint16_t idx16, unsigned bbs)
 {
-    return gshmemi_mlx5_widen16(posted - 1, idx16) + bbs;
+    return done + (uint16_t)(idx16 - (uint16_t)done) + bbs;
 }
 
 #endif

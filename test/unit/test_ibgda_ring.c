@@ -28,22 +28,24 @@ static void test_slot_needs(void **state)
     assert_true(gshmemi_ibgda_slot_needs(0x10000ull * 3 + 5, 8) == 0x10000ull * 3 - 2);
 }
 
-/* Every outstanding WQE (up to 65535 BBs behind the posted count) widens back to its own counter. */
+/* A CQE widens to its WQE's counter plus its BBs from the count completed before it, whenever
+ * the WQE lies in [done, done + 65536): across the 16-bit wrap, and far behind the reservations. */
 static void test_cqe_done(void **state)
 {
     (void)state;
-    for (unsigned long long posted = 1; posted < 300000; posted += 997) {
-        for (unsigned long long back = 1; back <= 65536 && back <= posted; back += back < 8 ? 1 : 4099) {
-            const unsigned long long k = posted - back;
-            assert_true(gshmemi_ibgda_cqe_done(posted, (uint16_t)k, 1) == k + 1);
-            if (back >= 2) assert_true(gshmemi_ibgda_cqe_done(posted, (uint16_t)k, 2) == k + 2);
+    for (unsigned long long done = 0; done < 300000; done += 997) {
+        for (unsigned long long ahead = 0; ahead < 65536; ahead += ahead < 8 ? 1 : 4099) {
+            const unsigned long long k = done + ahead;
+            assert_true(gshmemi_ibgda_cqe_done(done, (uint16_t)k, 1) == k + 1);
+            assert_true(gshmemi_ibgda_cqe_done(done, (uint16_t)k, 2) == k + 2);
         }
     }
     /* at the wrap itself */
-    assert_true(gshmemi_ibgda_cqe_done(65536, 65535, 1) == 65536);
-    assert_true(gshmemi_ibgda_cqe_done(65537, 0, 1) == 65537);
-    assert_true(gshmemi_ibgda_cqe_done(65537, 65535, 1) == 65536);
-    assert_true(gshmemi_ibgda_cqe_done(65537, 65535, 2) == 65537); /* a 2-BB WQE across the wrap */
+    assert_true(gshmemi_ibgda_cqe_done(65535, 65535, 1) == 65536);
+    assert_true(gshmemi_ibgda_cqe_done(65535, 65535, 2) == 65537); /* a 2-BB WQE across the wrap */
+    assert_true(gshmemi_ibgda_cqe_done(65536, 0, 1) == 65537);
+    assert_true(gshmemi_ibgda_cqe_done(65530, 3, 1) == 65540);
+    assert_true(gshmemi_ibgda_cqe_done(3 * 65536 + 10, 9, 1) == 4 * 65536 + 10); /* 65535 ahead */
 }
 
 static void test_qpn(void **state)
@@ -112,7 +114,8 @@ static void poll_cq(void)
         if (!gshmemi_mlx5_cqe_is_new(e->ok.op_own, h.ci, NCQE)) break;
         assert_false(gshmemi_mlx5_cqe_is_error(e->ok.op_own));
         const uint16_t idx = gshmemi_mlx5_be16(e->ok.wqe_counter);
-        const unsigned long long upto = gshmemi_ibgda_cqe_done(h.posted, idx, h.bbs[gshmemi_mlx5_sq_slot(idx, SQ_BBS)]);
+        assert_int_equal(idx, (uint16_t)h.done); /* every WQE signalled: the next CQE is the oldest WQE's */
+        const unsigned long long upto = gshmemi_ibgda_cqe_done(h.done, idx, h.bbs[gshmemi_mlx5_sq_slot(idx, SQ_BBS)]);
         assert_true(upto > h.done && upto <= h.posted); /* in order, never past what was posted */
         h.done = upto;
         h.ci++;
