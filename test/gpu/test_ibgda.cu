@@ -132,11 +132,28 @@ static void check_bytes(const unsigned char *h, size_t n, int src_pe, unsigned t
     for (size_t i = 0; i < 8; i++) GT_CHECK(h[OFF + n + i] == 0, "%s with PE %d, %zu bytes: guard byte %zu after is %u", what, pe, n, i, h[OFF + n + i]);
 }
 
-int main(void)
+/* --inject (with GSHMEM_IBGDA_INJECT_BAD_RKEY=3, test_ibgda_inject.sh): the third WQE fails; the
+ * put waiting on it reports the error CQE and traps. */
+static __global__ void inject_kernel(unsigned char *recv, const unsigned char *src)
+{
+    const int me = shmem_my_pe(), pe = (me + 1) % shmem_n_pes();
+    for (int i = 0; i < 4; i++) shmem_putmem(recv + i * 64, src + i * 64, 64, pe);
+}
+
+int main(int argc, char **argv)
 {
     gt_skip_without_gpu();
     shmem_init();
     const int me = shmem_my_pe(), n = shmem_n_pes();
+    if (argc > 1 && strcmp(argv[1], "--inject") == 0) {
+        unsigned char *a = (unsigned char *)shmem_calloc(2, 4096);
+        GT_CHECK(a, "shmem_calloc failed");
+        shmem_barrier_all();
+        inject_kernel<<<1, 1>>>(a, a + 4096);
+        cudaError_t err = cudaDeviceSynchronize();
+        fprintf(stderr, "PE %d: inject kernel: %s\n", me, cudaGetErrorString(err));
+        return err == cudaSuccess ? 0 : 3; /* no finalize after a trap */
+    }
     if (n < 2) {
         fprintf(stderr, "test_ibgda needs 2 or more PEs\n");
         shmem_finalize();

@@ -360,7 +360,9 @@ static int make_qp(int pe, char *area, uint64_t *db_dev, gshmemi_mlx5_cqe_t *cq_
     cfg.cq_dbrec = r->cq_dbrec + GSHMEMI_MLX5_CQ_DBR_SET_CI;
     cfg.null_mode = ib.nic == GSHMEMI_NIC_NULL;
     q->peer = pe;
-    return gshmemi_nic_emul_qp_init(&q->emu, &cfg, &emul_ops, q);
+    GSHMEMI_CHECK(gshmemi_nic_emul_qp_init(&q->emu, &cfg, &emul_ops, q));
+    q->emu.inject.bad_rkey_at = (uint64_t)gshmemi_env.IBGDA_INJECT_BAD_RKEY;
+    return GSHMEMI_OK;
 }
 
 static int ibgda_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
