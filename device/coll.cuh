@@ -64,8 +64,8 @@ GSHMEMI_DEV void gshmemi_coll_remote_slice(const gshmemi_team_dev_t &t, const gs
      * source may be overwritten (the next on-stream call's input, say). So the requests complete
      * first: one quiet, by the slice that finishes last, covers every slice's (each proxy quiet
      * waits for all requests posted before it), and the kernel or caller ends only after it.
-     * One per slice costs a proxy flush each (twice the time of a 512 KiB reduction). */
-    gshmemi_scope_sync(scope);
+     * One per slice costs a proxy flush each (twice the time of a 512 KiB reduction). The group
+     * has met at the end of gshmemi_simple_slice, so every thread's requests are posted. */
     if (tid == 0) {
         unsigned long long *done = (unsigned long long *)(t.seq + GSHMEMI_SEQ_ROUTED_DONE);
         __threadfence(); /* this slice's requests are posted before it counts as done */
