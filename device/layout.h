@@ -22,6 +22,34 @@ typedef struct gshmemi_proxy_fifo {
     uint64_t timeout_ns;             /* bound of every producer wait (0 = never) */
 } gshmemi_proxy_fifo_t;
 
+/* One RC QP of the IBGDA path (device/ibgda.cuh) to one peer, as device code sees it. The record
+ * is read-only to the GPU; what the GPU changes lives behind ctr and bbs. Counters count 64-byte
+ * basic blocks (BBs); every WQE asks for a CQE. */
+#define GSHMEMI_IBGDA_CTR_RESV 0    /* ctr word: BBs reserved so far (the producers' atomic counter) */
+#define GSHMEMI_IBGDA_CTR_POSTED 16 /* BBs the send doorbell record covers (advanced in order) */
+#define GSHMEMI_IBGDA_CTR_DONE 32   /* BBs whose CQE was polled (every WQE before them completed) */
+#define GSHMEMI_IBGDA_CTR_CI 48     /* the CQ's consumer index */
+#define GSHMEMI_IBGDA_CTR_LOCK 64   /* 1 while a thread polls the CQ */
+#define GSHMEMI_IBGDA_CTR_WORDS 80  /* each counter on a 128-byte line of its own */
+typedef struct gshmemi_ibgda_qp {
+    void *sq;                    /* SQ ring, sq_bbs BBs (device memory) */
+    uint32_t *sq_dbrec;          /* QP doorbell record: [0] receive, [1] send counter (big-endian) */
+    volatile uint64_t *db;       /* the doorbell register (the UAR's; emulated: a pinned host page) */
+    void *cq;                    /* ncqe 64-byte CQEs (device memory) */
+    uint32_t *cq_dbrec;          /* CQ doorbell record: [0] consumer index (big-endian) */
+    unsigned long long *ctr;     /* [GSHMEMI_IBGDA_CTR_WORDS] device memory, zero at start */
+    uint64_t *result;            /* [sq_bbs] landing words of g and atomics, by WQE counter (device memory) */
+    uint8_t *bbs;                /* [sq_bbs] BBs of the WQE that starts at each slot (device memory) */
+    uint32_t sq_bbs, ncqe;       /* powers of two; ncqe >= sq_bbs (no CQ overrun) */
+    uint32_t qpn;
+    uint32_t lkey;               /* this PE's symmetric heap */
+    uint32_t result_lkey;        /* the result words */
+    uint32_t buf_lkey;           /* local buffers outside the heap */
+    uint32_t rkey;               /* the peer's symmetric heap */
+    uint32_t pad_;
+    uint64_t raddr;              /* the peer's heap base as its NIC addresses it */
+} gshmemi_ibgda_qp_t;
+
 /* pSync geometry. Every team owns one slot of a pool reserved at init (the same offsets on every
  * PE); a slot holds a barrier area per slice (a CTA of a multi-CTA collective, or the one group of
  * a device call) and LL buffers. Sizes are multiples of 128 bytes, so no two teams or slices share
@@ -104,6 +132,8 @@ typedef struct gshmemi_device_state {
     uint64_t wait_timeout_ns;    /* device waits on other PEs trap after this long; 0 = never */
     char *peer_base_c[GSHMEMI_CONST_PEERS]; /* first PEs of peer_base, read through the constant cache */
     gshmemi_proxy_fifo_t proxy;  /* this PE's host-proxy FIFO (device pointers); size 0: no proxy */
+    const gshmemi_ibgda_qp_t *ibgda; /* device array [n_pes]: the QP to each PE routed through IBGDA
+                                      * (sq NULL for the others); NULL: no PE is */
 } gshmemi_device_state_t;
 
 /* Layout version of gshmemi_device_state_t and of what it points to (gshmemi_team_dev_t, the
@@ -111,7 +141,7 @@ typedef struct gshmemi_device_state {
  * sizeof it was compiled with, and the runtime refuses a module whose pair differs from its own
  * (the state is copied into the module by that size, so a mismatch would be silently misread).
  * GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE is for the test that builds such a module. */
-#define GSHMEMI_DEVICE_STATE_VERSION 3
+#define GSHMEMI_DEVICE_STATE_VERSION 4
 #ifdef GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
 #define GSHMEMI_DEVICE_STATE_MODULE_VERSION GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
 #else

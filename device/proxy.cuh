@@ -9,13 +9,19 @@
  *
  * Inline where that keeps the P2P path's registers closest to what they were (ptxas counts a
  * kernel's registers over every function it calls, and a call costs the caller registers too);
- * out of line (__noinline__) for the group-scope copies, put-with-signal, quiet and the report. */
+ * out of line (__noinline__) for the group-scope copies, put-with-signal, quiet and the report.
+ *
+ * Where this PE has IBGDA QPs (device/ibgda.cuh), every remote peer is reached through them
+ * (GSHMEM_REMOTE_TRANSPORT picks IBGDA or the proxy for all of a PE's remote peers): each routine
+ * here sends its call there first, one test of the constant device state, so every caller of the
+ * remote branch reaches it; those calls are out of line. */
 #ifndef GSHMEM_DEVICE_PROXY_CUH
 #define GSHMEM_DEVICE_PROXY_CUH
 
 #include <stdio.h>
 
 #include "amo.cuh"
+#include "ibgda.cuh"
 #include "proxy_fifo.h"
 #include "state.cuh"
 
@@ -24,7 +30,8 @@
 
 GSHMEMI_DEV uint64_t gshmemi_sym_offset(const void *sym) { return (uint64_t)((const char *)sym - gshmemi_dstate.heap_base); }
 
-GSHMEMI_DEV int gshmemi_proxy_on(void) { return gshmemi_dstate.proxy.size != 0; }
+/* Some PE is reached remotely: through the proxy, or IBGDA. */
+GSHMEMI_DEV int gshmemi_proxy_on(void) { return gshmemi_dstate.proxy.size != 0 || gshmemi_dstate.ibgda != 0; }
 
 static __device__ __noinline__ void gshmemi_proxy_fail(int status, const char *routine, int pe, unsigned long long ticket)
 {
@@ -68,6 +75,8 @@ static __device__ __forceinline__ uint64_t gshmemi_proxy_result(uint64_t t, int 
 static __device__ __noinline__ void gshmemi_proxy_quiet(const char *routine)
 {
     const gshmemi_proxy_fifo_t *f = &gshmemi_dstate.proxy;
+    if (gshmemi_dstate.ibgda) gshmemi_ibgda_quiet(routine);
+    if (f->size == 0) return;
     const uint64_t posted = *(volatile uint64_t *)f->tail; /* tickets handed out so far */
     if (posted == 0 || *f->done >= posted) return;
     uint64_t t = gshmemi_proxy_post(GSHMEMI_PROXY_QUIET, gshmemi_dstate.my_pe, 0, 0, 0, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
@@ -79,6 +88,10 @@ static __device__ __noinline__ void gshmemi_proxy_quiet(const char *routine)
 static __device__ __noinline__ void gshmemi_proxy_rma(int op, void *dest, const void *src, size_t n, int pe, int blocking,
                                                      const char *routine)
 {
+    if (gshmemi_dstate.ibgda) {
+        gshmemi_ibgda_rma(op == GSHMEMI_PROXY_PUT, dest, src, n, pe, blocking, routine);
+        return;
+    }
     const unsigned flags = blocking ? GSHMEMI_PROXY_F_WAIT : 0;
     uint64_t t = op == GSHMEMI_PROXY_PUT
                      ? gshmemi_proxy_post(op, pe, gshmemi_sym_offset(dest), (uint64_t)(uintptr_t)src, n, flags, 0, 0, routine)
@@ -89,12 +102,17 @@ static __device__ __noinline__ void gshmemi_proxy_rma(int op, void *dest, const 
 /* A value of width bytes stored at sym on pe (shmem_TYPE_p). */
 static __device__ __forceinline__ void gshmemi_proxy_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
 {
+    if (gshmemi_dstate.ibgda) {
+        gshmemi_ibgda_p(sym, bits, width, pe, routine);
+        return;
+    }
     (void)gshmemi_proxy_post(GSHMEMI_PROXY_PUT_VALUE, pe, gshmemi_sym_offset(sym), bits, width, 0, 0, 0, routine);
 }
 
 /* The width-byte value at sym on pe (shmem_TYPE_g), read through the proxy into a result slot. */
 static __device__ __forceinline__ uint64_t gshmemi_proxy_g(const void *sym, size_t width, int pe, const char *routine)
 {
+    if (gshmemi_dstate.ibgda) return gshmemi_ibgda_g(sym, width, pe, routine);
     uint64_t t = gshmemi_proxy_post(GSHMEMI_PROXY_GET, pe, gshmemi_sym_offset(sym), 0, width, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
     return gshmemi_proxy_result(t, pe, routine);
 }
@@ -110,6 +128,7 @@ static __device__ __noinline__ uint64_t gshmemi_proxy_amo(int op, void *sym, uin
                                                           const char *routine)
 {
     const int fetch = gshmemi_amo_fetches(op);
+    if (gshmemi_dstate.ibgda) return gshmemi_ibgda_amo(op, sym, value, cond, width, pe, fetch, routine);
     uint64_t t = gshmemi_proxy_post(GSHMEMI_PROXY_AMO, pe, gshmemi_sym_offset(sym), value, cond,
                                     (uint64_t)op | (uint64_t)width << 8, fetch ? GSHMEMI_PROXY_F_WAIT : 0, 0, routine);
     return fetch ? gshmemi_proxy_result(t, pe, routine) : 0;
@@ -120,6 +139,10 @@ static __device__ __noinline__ uint64_t gshmemi_proxy_amo(int op, void *sym, uin
 static __device__ __noinline__ void gshmemi_proxy_put_signal(void *dest, const void *src, size_t n, uint64_t *sig, uint64_t signal,
                                                             int sig_op, int pe, int blocking, const char *routine)
 {
+    if (gshmemi_dstate.ibgda) {
+        gshmemi_ibgda_put_signal(dest, src, n, sig, signal, sig_op, pe, blocking, routine);
+        return;
+    }
     uint64_t t = gshmemi_proxy_post(GSHMEMI_PROXY_PUT_SIGNAL, pe, n ? gshmemi_sym_offset(dest) : 0, (uint64_t)(uintptr_t)src, n,
                                     gshmemi_sym_offset(sig), signal,
                                     (uint64_t)sig_op | (uint64_t)(blocking ? GSHMEMI_PROXY_F_WAIT : 0) << 8, routine);

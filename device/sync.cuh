@@ -16,11 +16,12 @@ GSHMEMI_DEV void gshmemi_quiet(void)
 }
 /* Orders this thread's prior stores before its later ones, per destination PE. Over P2P the
  * same fence gives that ordering; the proxy is told too (its backends may run atomics apart
- * from copies). */
+ * from copies); over IBGDA it is a quiet (a WQE fence flag would do, later). */
 GSHMEMI_DEV void gshmemi_fence(void)
 {
     __threadfence_system();
-    if (gshmemi_proxy_on()) (void)gshmemi_proxy_post(GSHMEMI_PROXY_FENCE, gshmemi_dstate.my_pe, 0, 0, 0, 0, 0, 0, "shmem_fence");
+    if (gshmemi_dstate.ibgda) gshmemi_ibgda_fence("shmem_fence");
+    if (gshmemi_dstate.proxy.size) (void)gshmemi_proxy_post(GSHMEMI_PROXY_FENCE, gshmemi_dstate.my_pe, 0, 0, 0, 0, 0, 0, "shmem_fence");
 }
 
 /* The wait bound of the inline API; read only when a wait has spun long enough to look. */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../transports/p2p/p2p.h"
+#include "../transports/ibgda/ibgda.h"
 #include "../transports/route.h"
 #include "gshmem.h"
 #include "state.h"
@@ -18,7 +19,7 @@ gshmemi_state_t gshmemi_state;
 _Static_assert(sizeof(shmemx_uniqueid_t) == sizeof(gshmemi_uid_t), "uniqueid layout");
 
 /* Every transport of the build, in the order their life cycles run (pick_transports chooses). */
-static const gshmemi_transport_t *const transports[] = {&gshmemi_transport_p2p, &gshmemi_transport_proxy};
+static const gshmemi_transport_t *const transports[] = {&gshmemi_transport_p2p, &gshmemi_transport_proxy, &gshmemi_transport_ibgda};
 
 int gshmemi_require_init_at(const char *subsys, const char *routine, const char *file, int line)
 {
@@ -191,7 +192,8 @@ static int exchange_peers(void)
 static int pick_transports(void)
 {
     gshmemi_state_t *st = &gshmemi_state;
-    const gshmemi_route_cfg_t cfg = {gshmemi_env.DISABLE_P2P, gshmemi_env.REMOTE_TRANSPORT, gshmemi_env.PROXY_BACKEND};
+    const gshmemi_route_cfg_t cfg = {gshmemi_env.DISABLE_P2P, gshmemi_env.REMOTE_TRANSPORT, gshmemi_env.PROXY_BACKEND,
+                                     gshmemi_env.IBGDA_NIC};
     gshmemi_route_peer_t *rp = calloc((size_t)st->n_pes, sizeof(*rp));
     const char **access_why = calloc((size_t)st->n_pes, sizeof(*access_why));
     int rc = rp && access_why ? GSHMEMI_OK : GSHMEMI_ERR_NOMEM;
@@ -210,7 +212,9 @@ static int pick_transports(void)
             rc = GSHMEMI_ERR_UNSUPPORTED;
             break;
         }
-        st->pe_transport[pe] = st->route[pe] == GSHMEMI_ROUTE_P2P ? &gshmemi_transport_p2p : &gshmemi_transport_proxy;
+        st->pe_transport[pe] = st->route[pe] == GSHMEMI_ROUTE_P2P     ? &gshmemi_transport_p2p
+                               : st->route[pe] == GSHMEMI_ROUTE_IBGDA ? &gshmemi_transport_ibgda
+                                                                      : &gshmemi_transport_proxy;
         if (pe != st->my_pe) GSHMEMI_INFO("init", "PE %d: %s (GPU: %s)", pe, why, access_why[pe]);
     }
     if (rc == GSHMEMI_OK) {
@@ -270,6 +274,7 @@ static int setup_heap_and_transports(void)
     ctx->host_view = st->host_view;
     ctx->route = st->route;
     ctx->dev_proxy = &st->dstate.proxy;
+    ctx->dev_ibgda = &st->dstate.ibgda;
     ctx->device = st->device;
     ctx->peers = st->peers;
     ctx->pe_transport = st->pe_transport;

@@ -22,7 +22,21 @@ int gshmemi_route_pick(const gshmemi_route_peer_t *peers, int n_pes, int me, int
         return GSHMEMI_ROUTE_NONE;
     }
     if (cfg->remote == GSHMEMI_REMOTE_IBGDA) {
-        *why = "not reachable by P2P and GSHMEM_REMOTE_TRANSPORT=ibgda, which this build does not have yet";
+        /* The emulated NIC executes WQEs with the copy engine between heaps mapped here, so it
+         * reaches the PEs of this machine whose GPU this one can access; the hardware path is
+         * not wired into the transport yet. */
+        if (cfg->nic == GSHMEMI_NIC_HW) {
+            *why = "GSHMEM_REMOTE_TRANSPORT=ibgda with GSHMEM_IBGDA_NIC=hw: IBGDA on a ConnectX is not wired into the transport "
+                   "yet (GSHMEM_IBGDA_NIC=emulated runs it between PEs of one machine; GSHMEM_REMOTE_TRANSPORT=auto takes the proxy)";
+            return GSHMEMI_ROUTE_NONE;
+        }
+        if (same_machine && b->gpu_access) {
+            *why = cfg->nic == GSHMEMI_NIC_NULL ? "IBGDA, null NIC (GSHMEM_IBGDA_NIC=null: WQEs complete, no data moves)"
+                                                : "IBGDA, emulated NIC (GSHMEM_IBGDA_NIC=emulated)";
+            return GSHMEMI_ROUTE_IBGDA;
+        }
+        *why = same_machine ? "GSHMEM_IBGDA_NIC=emulated needs this GPU to have peer access to the peer's GPU"
+                            : "GSHMEM_IBGDA_NIC=emulated only reaches PEs of this machine";
         return GSHMEMI_ROUTE_NONE;
     }
     if (cfg->backend == GSHMEMI_BACKEND_VERBS) {

@@ -13,7 +13,8 @@ enum {
     GSHMEMI_ROUTE_NONE = 0,    /* unreachable: init fails, naming why */
     GSHMEMI_ROUTE_P2P,         /* loads and stores through the mapped heap */
     GSHMEMI_ROUTE_PROXY_COPY,  /* proxy thread, copy engine (a PE of this machine) */
-    GSHMEMI_ROUTE_PROXY_VERBS  /* proxy thread, ibverbs RC (a PE of another machine, or forced) */
+    GSHMEMI_ROUTE_PROXY_VERBS, /* proxy thread, ibverbs RC (a PE of another machine, or forced) */
+    GSHMEMI_ROUTE_IBGDA        /* kernels post mlx5 WQEs (GSHMEM_IBGDA_NIC=emulated or null: a PE of this machine) */
 };
 
 typedef struct {
@@ -26,6 +27,7 @@ typedef struct {
     int disable_p2p; /* GSHMEM_DISABLE_P2P */
     int remote;      /* GSHMEM_REMOTE_TRANSPORT: GSHMEMI_REMOTE_* */
     int backend;     /* GSHMEM_PROXY_BACKEND: GSHMEMI_BACKEND_* */
+    int nic;         /* GSHMEM_IBGDA_NIC: GSHMEMI_NIC_* */
 } gshmemi_route_cfg_t;
 
 /* The route from PE me to PE pe; *why says why (static text). */

@@ -33,6 +33,7 @@ typedef struct gshmemi_transport_ctx {
     const int *route;        /* [n_pes] GSHMEMI_ROUTE_* (transports/route.h) of each PE */
     int job_uses_verbs;      /* some PE routes some peer through verbs: every PE sets it up (collective) */
     gshmemi_proxy_fifo_t *dev_proxy; /* the device state's proxy FIFO, filled by the proxy transport */
+    const gshmemi_ibgda_qp_t **dev_ibgda; /* the device state's IBGDA QP array, filled by the IBGDA transport */
     char **peer_base;        /* [n_pes] where each PE's heap is mapped here for loads and stores: set
                               * at connect by P2P for the peers it serves, NULL for the others */
     char **host_view;        /* [n_pes] where each PE of this physical machine has its heap mapped

@@ -19,8 +19,8 @@ static int failures;
 
 static const char *route_name(int r)
 {
-    static const char *const names[] = {"none", "p2p", "proxy-copy", "proxy-verbs"};
-    return r >= 0 && r < 4 ? names[r] : "?";
+    static const char *const names[] = {"none", "p2p", "proxy-copy", "proxy-verbs", "ibgda"};
+    return r >= 0 && r < 5 ? names[r] : "?";
 }
 
 /* route from me to pe, expected route and a word its reason must contain */
@@ -35,7 +35,7 @@ static void expect_route(const gshmemi_route_peer_t *p, int n, int me, int pe, g
 
 int main(void)
 {
-    const gshmemi_route_cfg_t dflt = {0, GSHMEMI_REMOTE_AUTO, GSHMEMI_BACKEND_AUTO};
+    const gshmemi_route_cfg_t dflt = {0, GSHMEMI_REMOTE_AUTO, GSHMEMI_BACKEND_AUTO, GSHMEMI_NIC_HW};
     gshmemi_route_cfg_t c;
     /* 4 PEs on one machine, one GPU shared: every GPU reaches every other */
     gshmemi_route_peer_t one[4] = {{7, 100, 1}, {7, 100, 1}, {7, 100, 1}, {7, 100, 1}};
@@ -76,6 +76,32 @@ int main(void)
     c = dflt, c.remote = GSHMEMI_REMOTE_IBGDA;
     expect_route(two, 4, 0, 2, c, GSHMEMI_ROUTE_NONE, "ibgda");
     expect_route(noacc, 4, 0, 3, dflt, GSHMEMI_ROUTE_NONE, "no peer access");
+
+    /* IBGDA through the emulated (or null) NIC: PEs of this machine whose GPU this one reaches */
+    c = dflt, c.remote = GSHMEMI_REMOTE_IBGDA, c.nic = GSHMEMI_NIC_EMULATED, c.disable_p2p = 1;
+    expect_route(one, 4, 1, 1, c, GSHMEMI_ROUTE_P2P, "this PE");
+    for (int pe = 0; pe < 4; pe++)
+        if (pe != 1) expect_route(one, 4, 1, pe, c, GSHMEMI_ROUTE_IBGDA, "GSHMEM_IBGDA_NIC=emulated");
+    EXPECT(!gshmemi_route_job_uses_verbs(one, 4, &c), "IBGDA emulated: verbs opened");
+    EXPECT(gshmemi_route_job_has_remote(one, 4, &c), "IBGDA emulated with P2P disabled: no remote peer seen");
+    c.disable_p2p = 0; /* two hosts of two: P2P inside, IBGDA across */
+    expect_route(split, 4, 0, 1, c, GSHMEMI_ROUTE_P2P, "P2P");
+    expect_route(split, 4, 0, 2, c, GSHMEMI_ROUTE_IBGDA, "emulated NIC");
+    expect_route(split, 4, 3, 0, c, GSHMEMI_ROUTE_IBGDA, "emulated NIC");
+    expect_route(two, 4, 0, 2, c, GSHMEMI_ROUTE_NONE, "only reaches PEs of this machine");
+    EXPECT(!gshmemi_route_job_uses_verbs(two, 4, &c), "IBGDA emulated across machines: verbs opened");
+    expect_route(noacc, 4, 0, 3, c, GSHMEMI_ROUTE_NONE, "peer access");
+    expect_route(noacc, 4, 0, 1, c, GSHMEMI_ROUTE_P2P, "P2P");
+    c.nic = GSHMEMI_NIC_NULL;
+    expect_route(split, 4, 1, 3, c, GSHMEMI_ROUTE_IBGDA, "null NIC");
+    c.nic = GSHMEMI_NIC_HW; /* forced on hardware: refused, naming the setting and the way out */
+    expect_route(split, 4, 0, 2, c, GSHMEMI_ROUTE_NONE, "GSHMEM_IBGDA_NIC=hw");
+    expect_route(split, 4, 0, 2, c, GSHMEMI_ROUTE_NONE, "GSHMEM_IBGDA_NIC=emulated");
+    /* auto keeps the proxy, whatever the NIC setting */
+    c = dflt, c.nic = GSHMEMI_NIC_EMULATED, c.disable_p2p = 1;
+    expect_route(one, 4, 0, 2, c, GSHMEMI_ROUTE_PROXY_COPY, "copy engine");
+    c.nic = GSHMEMI_NIC_HW;
+    expect_route(split, 4, 0, 2, c, GSHMEMI_ROUTE_PROXY_COPY, "copy engine");
 
     /* forced verbs: every remote peer, even on this machine */
     c = dflt, c.backend = GSHMEMI_BACKEND_VERBS, c.disable_p2p = 1;

@@ -101,8 +101,36 @@ typedef struct gshmemi_nic_emul_amo {
 
 /* The value an atomic leaves in a word that held old (size bytes; the result is truncated to
  * them). An atomic callback runs it inside its compare-and-swap loop, so the semantics live in
- * one place. */
+ * one place; the _hd form is the same for a GPU kernel (the transport's atomic callback). */
 uint64_t gshmemi_nic_emul_amo_apply(const gshmemi_nic_emul_amo_t *amo, uint64_t old);
+GSHMEMI_HD_INLINE uint64_t gshmemi_nic_emul_amo_apply_hd(const gshmemi_nic_emul_amo_t *a, uint64_t old)
+{
+    unsigned bits = a->size == 4 ? 32 : 64;
+    uint64_t all = bits == 32 ? 0xffffffffull : ~0ull;
+    uint64_t nv = old &= all;
+    switch (a->kind) {
+    case GSHMEMI_NIC_EMUL_AMO_FA: nv = old + a->add; break;
+    case GSHMEMI_NIC_EMUL_AMO_CS: nv = old == (a->compare & all) ? a->swap : old; break;
+    case GSHMEMI_NIC_EMUL_AMO_MASKED_FA: {
+        /* a ripple-carry adder whose carry is dropped out of every boundary bit */
+        uint64_t carry = 0;
+        nv = 0;
+        for (unsigned i = 0; i < bits; i++) {
+            uint64_t x = (old >> i) & 1, y = (a->add >> i) & 1;
+            nv |= (x ^ y ^ carry) << i;
+            carry = (x & y) | (x & carry) | (y & carry);
+            if ((a->field_boundary >> i) & 1) carry = 0;
+        }
+        break;
+    }
+    case GSHMEMI_NIC_EMUL_AMO_MASKED_CS:
+        if (((old ^ a->compare) & a->compare_mask & all) == 0) nv = (old & ~a->swap_mask) | (a->swap & a->swap_mask);
+        break;
+    default: break;
+    }
+    return nv & all;
+}
+
 
 struct gshmemi_nic_emul_qp;
 

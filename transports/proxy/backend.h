@@ -66,6 +66,12 @@ typedef struct gshmemi_proxy_backend_ops {
 extern const gshmemi_proxy_backend_ops_t gshmemi_proxy_backend_copy;
 extern const gshmemi_proxy_backend_ops_t gshmemi_proxy_backend_verbs;
 
+/* The copy backend's CUDA context (its own under MPS, else the application's) made current on
+ * this thread until leave: for a user of the backend that makes CUDA objects of its own beside
+ * it (the emulated IBGDA NIC's stream). */
+int gshmemi_copy_backend_enter(gshmemi_proxy_backend_t *be);
+void gshmemi_copy_backend_leave(gshmemi_proxy_backend_t *be);
+
 #ifdef __cplusplus
 }
 #endif

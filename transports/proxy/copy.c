@@ -55,6 +55,9 @@ static void leave(gshmemi_proxy_backend_t *be)
     if (be->own) (void)gshmemi_cu.cuCtxPopCurrent(&popped);
 }
 
+int gshmemi_copy_backend_enter(gshmemi_proxy_backend_t *be) { return enter(be); }
+void gshmemi_copy_backend_leave(gshmemi_proxy_backend_t *be) { leave(be); }
+
 /* Whether the backend needs a context of its own: GSHMEM_PROXY_OWN_CONTEXT, else whether the
  * device runs under MPS. */
 static int wants_own_context(gshmemi_transport_ctx_t *ctx)
@@ -129,15 +132,16 @@ static int make_streams(gshmemi_proxy_backend_t *be, int pe)
 
 /* Every peer routed here must be mapped (P2P maps each PE of this machine whose GPU ours reaches).
  * Its streams are made now, at init: the proxy thread makes no CUDA object while a kernel waits
- * for it. */
+ * for it. serve: the peers to serve (the emulated IBGDA NIC's); NULL: those routed to the proxy's
+ * copy engine. */
 static int copy_connect(gshmemi_proxy_backend_t *be, const void *blobs, const int *serve)
 {
     int rc = GSHMEMI_OK;
 
-    (void)blobs, (void)serve;
+    (void)blobs;
     GSHMEMI_CHECK(enter(be));
     for (int pe = 0; pe < be->ctx->n_pes && rc == GSHMEMI_OK; pe++) {
-        if (be->ctx->route[pe] != GSHMEMI_ROUTE_PROXY_COPY) continue;
+        if (serve ? !serve[pe] : be->ctx->route[pe] != GSHMEMI_ROUTE_PROXY_COPY) continue;
         if (!be->ctx->host_view[pe]) {
             GSHMEMI_ERROR("proxy", "copy backend: PE %d's heap is not mapped here", pe);
             rc = GSHMEMI_ERR_UNSUPPORTED;

@@ -1,0 +1,321 @@
+/* The IBGDA device path: a GPU thread drives the RC QP to a peer itself, with no CPU on the path
+ * (the NIC reads what the thread writes). Per operation: reserve one SQ slot by an atomic on the
+ * QP's counter (waiting while the SQ is full), write the WQE with the builders of mlx5_wqe.h
+ * (big-endian, as the NIC reads it), fence, then in WQE order advance the send doorbell record
+ * and write the doorbell. Completion: every WQE asks for a CQE; one thread at a time (a lock)
+ * polls the CQ, widens each CQE's 16-bit WQE counter and advances the count of completed BBs,
+ * which quiet, blocking calls and back-pressure wait on. An error CQE is decoded into a message
+ * naming the syndrome, the opcode and the peer, and the thread traps.
+ *
+ * WQEs are one 64-byte basic block (BB; put, get, inline p, most atomics) or two (8-byte masked
+ * compare-swap: swap, set, and, or); counters count BBs, and the BBs of the WQE at each slot are
+ * kept for the poller. The QP records are in gshmemi_dstate.ibgda (device/layout.h), filled by
+ * transports/ibgda/ibgda.c.
+ *
+ * Called only from the remote branches of device/proxy.cuh, inside or as out-of-line functions, so
+ * the P2P path's instructions do not change; the loops are inlined into those out-of-line callers
+ * because every level of out-of-line calls costs the calling kernel registers. Every wait is
+ * bounded by GSHMEM_DEVICE_WAIT_TIMEOUT. */
+#ifndef GSHMEM_DEVICE_IBGDA_CUH
+#define GSHMEM_DEVICE_IBGDA_CUH
+
+#include <stdio.h>
+
+#include "gshmem/amo.h" /* GSHMEMI_AMO_* */
+#include "ibgda_ring.h"
+#include "mlx5_wqe.h"
+#include "proxy_fifo.h" /* gshmemi_fifo_now_ns */
+#include "state.cuh"
+
+/* Largest message of one WQE (byte_count is 31 bits); longer RMA is split. */
+#define GSHMEMI_IBGDA_MAX_MSG (1u << 30)
+
+/* The QP to pe, or NULL when pe is not routed through IBGDA. */
+GSHMEMI_DEV const gshmemi_ibgda_qp_t *gshmemi_ibgda_qp(int pe)
+{
+    const gshmemi_ibgda_qp_t *q = gshmemi_dstate.ibgda;
+    return q && q[pe].sq ? &q[pe] : (const gshmemi_ibgda_qp_t *)0;
+}
+
+/* The QP to pe for an operation on it; a PE with none (never routed here) is reported. */
+static __device__ __noinline__ const gshmemi_ibgda_qp_t *gshmemi_ibgda_qp_of(int pe, const char *routine)
+{
+    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp(pe);
+    if (q) return q;
+    printf("gshmem: PE %d: %s: PE %d has no IBGDA QP (not a remote peer of this PE)\n", gshmemi_dstate.my_pe, routine, pe);
+    __trap();
+    return q;
+}
+
+GSHMEMI_DEV volatile unsigned long long *gshmemi_ibgda_ctr(const gshmemi_ibgda_qp_t *q, int which)
+{
+    return (volatile unsigned long long *)&q->ctr[which];
+}
+
+typedef struct gshmemi_ibgda_waiter {
+    uint64_t start; /* ns, 0 until the first miss */
+    uint32_t spins;
+} gshmemi_ibgda_waiter_t;
+
+/* One miss of a wait on GPU memory: 1 once GSHMEM_DEVICE_WAIT_TIMEOUT has passed since the first
+ * miss, else a short back-off (32 ns doubling to 1 us) and 0. */
+GSHMEMI_DEV int gshmemi_ibgda_miss(gshmemi_ibgda_waiter_t *w)
+{
+    const uint64_t now = gshmemi_fifo_now_ns(), limit = gshmemi_dstate.wait_timeout_ns;
+    if (w->start == 0) w->start = now ? now : 1;
+    else if (limit && now - w->start >= limit) return 1;
+    __nanosleep(w->spins < 5 ? 32u << w->spins : 1024u);
+    w->spins++;
+    return 0;
+}
+
+static __device__ __noinline__ void gshmemi_ibgda_timeout(const char *routine, int pe, const char *what, unsigned long long have,
+                                                         unsigned long long want)
+{
+    printf("gshmem: PE %d: %s: IBGDA QP to PE %d: %s after GSHMEM_DEVICE_WAIT_TIMEOUT (%llu of %llu; is the NIC's host thread "
+           "alive? GSHMEM_DEBUG=info)\n",
+           gshmemi_dstate.my_pe, routine, pe, what, have, want);
+    __trap();
+}
+
+/* An error CQE: what failed, in words, then the trap. */
+static __device__ __noinline__ void gshmemi_ibgda_cqe_error(const void *cqe, int pe, const char *routine)
+{
+    gshmemi_mlx5_cqe_t c;
+    for (int i = 0; i < 16; i++) ((uint32_t *)c.bytes)[i] = ((const volatile uint32_t *)cqe)[i];
+    const gshmemi_mlx5_err_info_t e = gshmemi_mlx5_err_decode(&c.err);
+    char buf[GSHMEMI_MLX5_SYNDROME_BUF];
+    const char *op = gshmemi_mlx5_opcode_name(e.wqe_opcode);
+    printf("gshmem: PE %d: %s: IBGDA work request to PE %d failed: %s (syndrome 0x%02x, vendor syndrome 0x%02x), opcode %s "
+           "(0x%02x), WQE %u, QP 0x%x\n",
+           gshmemi_dstate.my_pe, routine, pe, gshmemi_mlx5_syndrome_str(e.syndrome, buf), e.syndrome, e.vendor_err_synd,
+           op ? op : "unknown", e.wqe_opcode, e.wqe_counter, e.qpn);
+    __trap();
+}
+
+/* Consumes every new CQE of q, if no other thread is polling it: the CQ's consumer index and its
+ * doorbell record advance, and DONE becomes the count of WQEs up to the last one completed (RC
+ * completes a QP's WQEs in order). */
+static __device__ __forceinline__ void gshmemi_ibgda_poll(const gshmemi_ibgda_qp_t *q, int pe, const char *routine)
+{
+    if (atomicCAS(&q->ctr[GSHMEMI_IBGDA_CTR_LOCK], 0ull, 1ull) != 0ull) return;
+    __threadfence();
+    uint32_t ci = (uint32_t)*gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_CI);
+    unsigned long long done = *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE);
+    int n = 0;
+    for (;;) {
+        const gshmemi_mlx5_cqe_t *e = (const gshmemi_mlx5_cqe_t *)q->cq + gshmemi_mlx5_cq_slot(ci, q->ncqe);
+        const uint8_t op_own = *(const volatile uint8_t *)&e->ok.op_own;
+        if (!gshmemi_mlx5_cqe_is_new(op_own, ci, q->ncqe)) break;
+        __threadfence(); /* the rest of the CQE after its owner byte */
+        if (gshmemi_mlx5_cqe_is_error(op_own)) gshmemi_ibgda_cqe_error(e, pe, routine);
+        const uint16_t idx = gshmemi_mlx5_be16(*(const volatile uint16_t *)&e->ok.wqe_counter);
+        const unsigned bbs = *(const volatile uint8_t *)&q->bbs[gshmemi_mlx5_sq_slot(idx, q->sq_bbs)];
+        done = gshmemi_ibgda_cqe_done(done, idx, bbs);
+        ci++;
+        n++;
+    }
+    if (n) {
+        *(volatile uint32_t *)&q->cq_dbrec[GSHMEMI_MLX5_CQ_DBR_SET_CI] = gshmemi_mlx5_cq_dbrec(ci);
+        *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_CI) = ci;
+        *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) = done;
+    }
+    __threadfence();
+    atomicExch(&q->ctr[GSHMEMI_IBGDA_CTR_LOCK], 0ull);
+}
+
+/* Waits (polling the CQ) until the first target WQEs of q have completed. */
+static __device__ __forceinline__ void gshmemi_ibgda_wait_done(const gshmemi_ibgda_qp_t *q, unsigned long long target, int pe,
+                                                           const char *routine)
+{
+    gshmemi_ibgda_waiter_t w = {0, 0};
+    while (*gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) < target) {
+        gshmemi_ibgda_poll(q, pe, routine);
+        if (*gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) >= target) break;
+        if (gshmemi_ibgda_miss(&w))
+            gshmemi_ibgda_timeout(routine, pe, "work requests not completed", *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE), target);
+    }
+}
+
+/* Reserves the next nbbs SQ slots; returns the 64-bit counter of the first. Back-pressure: a
+ * slot is reused only after the BB sq_bbs before it has completed. */
+GSHMEMI_DEV unsigned long long gshmemi_ibgda_reserve(const gshmemi_ibgda_qp_t *q, int pe, const char *routine, unsigned nbbs = 1)
+{
+    const unsigned long long t = atomicAdd(&q->ctr[GSHMEMI_IBGDA_CTR_RESV], (unsigned long long)nbbs);
+    const unsigned long long needs = gshmemi_ibgda_slot_needs(t + nbbs - 1, q->sq_bbs);
+    if (*gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) < needs) gshmemi_ibgda_wait_done(q, needs, pe, routine);
+    return t;
+}
+
+GSHMEMI_DEV void *gshmemi_ibgda_wqe(const gshmemi_ibgda_qp_t *q, unsigned long long t)
+{
+    return (char *)q->sq + (size_t)gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs) * GSHMEMI_MLX5_SEND_WQE_BB;
+}
+
+/* Hands WQE t of nbbs BBs (written) to the NIC: once every earlier WQE is handed over, the send
+ * doorbell record covers it, then the doorbell carries its first 8 bytes (as mlx5 rings). The
+ * fences keep the NIC from seeing the record before the WQE, or the doorbell before the record. */
+static __device__ __forceinline__ void gshmemi_ibgda_ring(const gshmemi_ibgda_qp_t *q, unsigned long long t, int pe,
+                                                      const char *routine, unsigned nbbs = 1)
+{
+    volatile unsigned long long *posted = gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_POSTED);
+    gshmemi_ibgda_waiter_t w = {0, 0};
+    *(volatile uint8_t *)&q->bbs[gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs)] = (uint8_t)nbbs;
+    __threadfence_system();
+    while (*posted != t)
+        if (gshmemi_ibgda_miss(&w)) gshmemi_ibgda_timeout(routine, pe, "an earlier work request was never posted", *posted, t);
+    ((volatile uint32_t *)q->sq_dbrec)[GSHMEMI_MLX5_DBR_SND] = gshmemi_mlx5_sq_dbrec((uint16_t)(t + nbbs));
+    __threadfence_system();
+    *q->db = *(const volatile uint64_t *)gshmemi_ibgda_wqe(q, t);
+    __threadfence_system();
+    *posted = t + nbbs;
+}
+
+GSHMEMI_DEV uint64_t gshmemi_ibgda_offset(const void *sym) { return (uint64_t)((const char *)sym - gshmemi_dstate.heap_base); }
+
+/* The key of a local buffer: the heap's, else the one of local buffers outside it. */
+GSHMEMI_DEV uint32_t gshmemi_ibgda_lkey(const gshmemi_ibgda_qp_t *q, const void *p)
+{
+    const char *c = (const char *)p, *base = gshmemi_dstate.heap_base;
+    return c >= base && c < base + gshmemi_dstate.heap_size ? q->lkey : q->buf_lkey;
+}
+
+/* Contiguous put (RDMA WRITE) or get (RDMA READ) of n bytes by one thread; blocking: returns once
+ * the source may be reused (put) or the data is here (get). */
+static __device__ __noinline__ void gshmemi_ibgda_rma(int is_put, void *dest, const void *src, size_t n, int pe, int blocking,
+                                                     const char *routine)
+{
+    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
+    const char *sym = (const char *)(is_put ? (const void *)dest : src);
+    char *loc = (char *)(is_put ? src : (const void *)dest);
+    unsigned long long last = 0;
+    if (n == 0) return;
+    while (n) {
+        const uint32_t len = n > GSHMEMI_IBGDA_MAX_MSG ? GSHMEMI_IBGDA_MAX_MSG : (uint32_t)n;
+        const unsigned long long t = gshmemi_ibgda_reserve(q, pe, routine);
+        const uint64_t raddr = q->raddr + gshmemi_ibgda_offset(sym);
+        void *wqe = gshmemi_ibgda_wqe(q, t);
+        if (is_put)
+            gshmemi_mlx5_wqe_put(wqe, (uint16_t)t, q->qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE, raddr, q->rkey, (uint64_t)(uintptr_t)loc,
+                                 gshmemi_ibgda_lkey(q, loc), len);
+        else
+            gshmemi_mlx5_wqe_get(wqe, (uint16_t)t, q->qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE, raddr, q->rkey, (uint64_t)(uintptr_t)loc,
+                                 gshmemi_ibgda_lkey(q, loc), len);
+        gshmemi_ibgda_ring(q, t, pe, routine);
+        last = t;
+        sym += len;
+        loc += len;
+        n -= len;
+    }
+    if (blocking) gshmemi_ibgda_wait_done(q, last + 1, pe, routine);
+}
+
+/* A value of width (1, 2, 4 or 8) bytes stored at sym on pe: an inline RDMA WRITE. */
+static __device__ __noinline__ void gshmemi_ibgda_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
+{
+    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
+    const unsigned long long t = gshmemi_ibgda_reserve(q, pe, routine);
+    gshmemi_mlx5_wqe_put_inline(gshmemi_ibgda_wqe(q, t), (uint16_t)t, q->qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE,
+                                q->raddr + gshmemi_ibgda_offset(sym), q->rkey, &bits, (uint32_t)width);
+    gshmemi_ibgda_ring(q, t, pe, routine);
+}
+
+/* The width-byte value at sym on pe: an RDMA READ into the result word of its slot. The word is
+ * read once the WQE completed; it is reused sq_bbs WQEs later, which cannot be posted before. */
+static __device__ __noinline__ uint64_t gshmemi_ibgda_g(const void *sym, size_t width, int pe, const char *routine)
+{
+    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
+    const unsigned long long t = gshmemi_ibgda_reserve(q, pe, routine);
+    volatile uint64_t *word = q->result + gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs);
+    *word = 0; /* the READ fills the low width bytes */
+    gshmemi_mlx5_wqe_get(gshmemi_ibgda_wqe(q, t), (uint16_t)t, q->qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE,
+                         q->raddr + gshmemi_ibgda_offset(sym), q->rkey, (uint64_t)(uintptr_t)word, q->result_lkey, (uint32_t)width);
+    gshmemi_ibgda_ring(q, t, pe, routine);
+    gshmemi_ibgda_wait_done(q, t + 1, pe, routine);
+    return *word;
+}
+
+/* quiet: every WQE reserved so far on every QP of this PE has completed. */
+static __device__ __forceinline__ void gshmemi_ibgda_quiet(const char *routine)
+{
+    for (int pe = 0; pe < gshmemi_dstate.n_pes; pe++) {
+        const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp(pe);
+        if (!q) continue;
+        const unsigned long long target = *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_RESV);
+        if (*gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) < target) gshmemi_ibgda_wait_done(q, target, pe, routine);
+    }
+}
+
+/* fence: a quiet (RC keeps a QP's writes in order, but not reads and atomics after writes without
+ * a fence flag, which this path does not set yet). Out of line: fence is inlined into callers. */
+static __device__ __noinline__ void gshmemi_ibgda_fence(const char *routine) { gshmemi_ibgda_quiet(routine); }
+
+/* What this path does not carry yet: reported, then the trap (never a silent wrong answer). */
+static __device__ __noinline__ void gshmemi_ibgda_unsupported(const char *what, int pe, const char *routine)
+{
+    printf("gshmem: PE %d: %s: %s to PE %d over IBGDA is not implemented yet (GSHMEM_REMOTE_TRANSPORT=proxy carries it)\n",
+           gshmemi_dstate.my_pe, routine, what, pe);
+    __trap();
+}
+
+/* An atomic op (GSHMEMI_AMO_*) on the width-byte (4 or 8) word at sym on pe; fetch: waits and
+ * returns the old value. The NIC's atomics: fetch-add (8 bytes; 4 by a masked fetch-add), compare-
+ * swap, and the masked forms for swap, set, and, or, xor (mlx5_wqe.h's builders); a fetch is a
+ * fetch-add of 0. The old value lands in the result word of the WQE's slot. */
+static __device__ __forceinline__ uint64_t gshmemi_ibgda_amo(int op, void *sym, uint64_t value, uint64_t cond, size_t width, int pe,
+                                                          int fetch, const char *routine)
+{
+    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
+    const unsigned size = (unsigned)width;
+    int bit = 0;
+    switch (op) {
+    case GSHMEMI_AMO_SET:
+    case GSHMEMI_AMO_SWAP: bit = GSHMEMI_MLX5_BIT_SWAP; break;
+    case GSHMEMI_AMO_FETCH_AND:
+    case GSHMEMI_AMO_AND: bit = GSHMEMI_MLX5_BIT_AND; break;
+    case GSHMEMI_AMO_FETCH_OR:
+    case GSHMEMI_AMO_OR: bit = GSHMEMI_MLX5_BIT_OR; break;
+    case GSHMEMI_AMO_FETCH_XOR:
+    case GSHMEMI_AMO_XOR: bit = GSHMEMI_MLX5_BIT_XOR; break;
+    default: break;
+    }
+    /* only the 8-byte masked compare-swap takes two BBs */
+    const unsigned nbbs = size == 8 && bit && bit != GSHMEMI_MLX5_BIT_XOR ? 2 : 1;
+    const unsigned long long t = gshmemi_ibgda_reserve(q, pe, routine, nbbs);
+    uint64_t *word = q->result + gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs);
+    const uint64_t raddr = q->raddr + gshmemi_ibgda_offset(sym), laddr = (uint64_t)(uintptr_t)word;
+    const uint8_t ce = GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE;
+    uint4 wqe[2 * GSHMEMI_MLX5_SEND_WQE_BB / sizeof(uint4)]; /* built here, copied a BB at a time (the ring may wrap) */
+    unsigned ds;
+    if (bit)
+        ds = gshmemi_mlx5_wqe_bitwise(wqe, (uint16_t)t, q->qpn, ce, raddr, q->rkey, laddr, q->result_lkey, size, bit, value);
+    else if (op == GSHMEMI_AMO_CSWAP)
+        ds = gshmemi_mlx5_wqe_compare_swap(wqe, (uint16_t)t, q->qpn, ce, raddr, q->rkey, laddr, q->result_lkey, size, cond, value);
+    else /* fetch (add 0), add, fetch-add */
+        ds = gshmemi_mlx5_wqe_fetch_add(wqe, (uint16_t)t, q->qpn, ce, raddr, q->rkey, laddr, q->result_lkey, size,
+                                        op == GSHMEMI_AMO_FETCH ? 0 : value);
+    if (ds == 0 || gshmemi_mlx5_wqe_bbs(ds) != nbbs) gshmemi_ibgda_unsupported("an atomic of this width", pe, routine);
+    for (unsigned b = 0; b < nbbs; b++) {
+        uint4 *slot = (uint4 *)gshmemi_ibgda_wqe(q, t + b);
+        for (unsigned i = 0; i < GSHMEMI_MLX5_SEND_WQE_BB / sizeof(uint4); i++) slot[i] = wqe[b * 4 + i];
+    }
+    gshmemi_ibgda_ring(q, t, pe, routine, nbbs);
+    if (!fetch) return 0;
+    gshmemi_ibgda_wait_done(q, t + nbbs, pe, routine);
+    const uint64_t old = *(volatile uint64_t *)word;
+    return size == 4 ? (uint32_t)old : old;
+}
+
+/* n bytes to dest on pe, then the signal update at sig on pe: SHMEM_SIGNAL_SET an inline RDMA
+ * WRITE, SHMEM_SIGNAL_ADD an atomic add, on the same QP, which RC executes in order. */
+static __device__ __forceinline__ void gshmemi_ibgda_put_signal(void *dest, const void *src, size_t n, uint64_t *sig, uint64_t signal,
+                                                            int sig_op, int pe, int blocking, const char *routine)
+{
+    if (n) gshmemi_ibgda_rma(1, dest, src, n, pe, 0, routine);
+    if (sig_op == 1 /* SHMEM_SIGNAL_ADD */) (void)gshmemi_ibgda_amo(GSHMEMI_AMO_ADD, sig, signal, 0, sizeof(uint64_t), pe, 0, routine);
+    else gshmemi_ibgda_p(sig, signal, sizeof(uint64_t), pe, routine);
+    if (blocking) gshmemi_ibgda_wait_done(gshmemi_ibgda_qp(pe), *gshmemi_ibgda_ctr(gshmemi_ibgda_qp(pe), GSHMEMI_IBGDA_CTR_POSTED), pe,
+                                          routine);
+}
+
+#endif

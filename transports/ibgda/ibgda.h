@@ -1,0 +1,33 @@
+/* The IBGDA transport (ibgda.c): sizes and the made-up keys and QP numbers of the emulated NIC,
+ * shared with its unit test. */
+#ifndef GSHMEMI_IBGDA_H
+#define GSHMEMI_IBGDA_H
+
+#include <stdint.h>
+
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GSHMEMI_IBGDA_SQ_BBS 1024u            /* SQ slots per QP */
+#define GSHMEMI_IBGDA_NCQE GSHMEMI_IBGDA_SQ_BBS /* one CQE per WQE, at most sq_bbs outstanding: no overrun */
+
+/* Keys of the emulated NIC: the kind in the top byte, the PE below. */
+#define GSHMEMI_IBGDA_KEY_HEAP 0x48000000u   /* PE p's symmetric heap (lkey and rkey) */
+#define GSHMEMI_IBGDA_KEY_RESULT 0x52000000u /* PE p's result words of g */
+#define GSHMEMI_IBGDA_KEY_BUF 0x42000000u    /* PE p's local buffers outside the heap */
+
+/* QP number (24 bits, never 0) of the QP from PE me to PE pe. */
+static inline uint32_t gshmemi_ibgda_qpn(int me, int pe)
+{
+    return 0x800000u | (((uint32_t)me & 0x7ffu) << 12) | ((uint32_t)pe & 0xfffu);
+}
+
+struct gshmemi_transport;
+extern const struct gshmemi_transport gshmemi_transport_ibgda; /* transports/transport.h */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
