@@ -40,7 +40,7 @@ static __device__ __noinline__ void gshmemi_coll_remote_check(const gshmemi_team
 enum { GSHMEMI_COLL_P2P_ONLY = 0, GSHMEMI_COLL_REMOTE_ONLY = 1, GSHMEMI_COLL_ANY_MEMBERS = 2 };
 
 /* A grid form called on a team with remote members. */
-static __device__ __noinline__ void gshmemi_coll_remote_refused(const gshmemi_team_dev_t &t)
+GSHMEMI_DEV_REPORT void gshmemi_coll_remote_refused(const gshmemi_team_dev_t &t)
 {
     printf("gshmem: PE %d: a _grid collective on a team of %d with members reached through the proxy: not supported "
            "(use the _on_stream form, or a thread/warp/block form)\n",

@@ -2,9 +2,9 @@
  * (the NIC reads what the thread writes). Per operation: reserve one SQ slot by an atomic on the
  * QP's counter (waiting while the SQ is full), write the WQE with the builders of mlx5_wqe.h
  * (big-endian, as the NIC reads it), fence, then in WQE order advance the send doorbell record
- * and write the doorbell. Completion: every WQE asks for a CQE; one thread at a time (a lock)
- * polls the CQ, widens each CQE's 16-bit WQE counter and advances the count of completed BBs,
- * which quiet, blocking calls and back-pressure wait on. An error CQE is decoded into a message
+ * and write the doorbell. Completion: every WQE asks for a CQE in a collapsed CQ (one entry,
+ * the newest completion); any waiting thread reads it, widens its 16-bit WQE counter and raises
+ * the count of completed BBs, which quiet, blocking calls and back-pressure wait on. An error CQE is decoded into a message
  * naming the syndrome, the opcode and the peer, and the thread traps.
  *
  * WQEs are one 64-byte basic block (BB; put, get, inline p, most atomics) or two (8-byte masked
@@ -37,13 +37,17 @@ GSHMEMI_DEV const gshmemi_ibgda_qp_t *gshmemi_ibgda_qp(int pe)
     return q && q[pe].sq ? &q[pe] : (const gshmemi_ibgda_qp_t *)0;
 }
 
-/* The QP to pe for an operation on it; a PE with none (never routed here) is reported. */
-static __device__ __noinline__ const gshmemi_ibgda_qp_t *gshmemi_ibgda_qp_of(int pe, const char *routine)
+GSHMEMI_DEV_REPORT void gshmemi_ibgda_no_qp(int pe, const char *routine)
 {
-    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp(pe);
-    if (q) return q;
     printf("gshmem: PE %d: %s: PE %d has no IBGDA QP (not a remote peer of this PE)\n", gshmemi_dstate.my_pe, routine, pe);
     __trap();
+}
+
+/* The QP to pe for an operation on it; a PE with none (never routed here) is reported. */
+GSHMEMI_DEV const gshmemi_ibgda_qp_t *gshmemi_ibgda_qp_of(int pe, const char *routine)
+{
+    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp(pe);
+    if (!q) gshmemi_ibgda_no_qp(pe, routine);
     return q;
 }
 
@@ -69,7 +73,7 @@ GSHMEMI_DEV int gshmemi_ibgda_miss(gshmemi_ibgda_waiter_t *w)
     return 0;
 }
 
-static __device__ __noinline__ void gshmemi_ibgda_timeout(const char *routine, int pe, const char *what, unsigned long long have,
+GSHMEMI_DEV_REPORT void gshmemi_ibgda_timeout(const char *routine, int pe, const char *what, unsigned long long have,
                                                          unsigned long long want)
 {
     printf("gshmem: PE %d: %s: IBGDA QP to PE %d: %s after GSHMEM_DEVICE_WAIT_TIMEOUT (%llu of %llu; is the NIC's host thread "
@@ -79,7 +83,7 @@ static __device__ __noinline__ void gshmemi_ibgda_timeout(const char *routine, i
 }
 
 /* An error CQE: what failed, in words, then the trap. */
-static __device__ __noinline__ void gshmemi_ibgda_cqe_error(const void *cqe, int pe, const char *routine)
+GSHMEMI_DEV_REPORT void gshmemi_ibgda_cqe_error(const void *cqe, int pe, const char *routine)
 {
     gshmemi_mlx5_cqe_t c;
     for (int i = 0; i < 16; i++) ((uint32_t *)c.bytes)[i] = ((const volatile uint32_t *)cqe)[i];
@@ -93,35 +97,21 @@ static __device__ __noinline__ void gshmemi_ibgda_cqe_error(const void *cqe, int
     __trap();
 }
 
-/* Consumes every new CQE of q, if no other thread is polling it: the CQ's consumer index and its
- * doorbell record advance, and DONE becomes the count of WQEs up to the last one completed (RC
- * completes a QP's WQEs in order). */
-static __device__ __forceinline__ void gshmemi_ibgda_poll(const gshmemi_ibgda_qp_t *q, int pe, const char *routine)
+/* Reads q's CQ, which is collapsed (the NIC writes every CQE into its one entry, so the entry
+ * holds the newest completion): DONE becomes the count of BBs up to the WQE it completes (RC
+ * completes a QP's WQEs in order). No lock, consumer index or CQ doorbell record: the last 8
+ * bytes of the CQE (WQE counter and owner byte) are read at once, and DONE only grows. */
+GSHMEMI_DEV void gshmemi_ibgda_poll(const gshmemi_ibgda_qp_t *q, int pe, const char *routine)
 {
-    if (atomicCAS(&q->ctr[GSHMEMI_IBGDA_CTR_LOCK], 0ull, 1ull) != 0ull) return;
-    __threadfence();
-    uint32_t ci = (uint32_t)*gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_CI);
-    unsigned long long done = *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE);
-    int n = 0;
-    for (;;) {
-        const gshmemi_mlx5_cqe_t *e = (const gshmemi_mlx5_cqe_t *)q->cq + gshmemi_mlx5_cq_slot(ci, q->ncqe);
-        const uint8_t op_own = *(const volatile uint8_t *)&e->ok.op_own;
-        if (!gshmemi_mlx5_cqe_is_new(op_own, ci, q->ncqe)) break;
-        __threadfence(); /* the rest of the CQE after its owner byte */
-        if (gshmemi_mlx5_cqe_is_error(op_own)) gshmemi_ibgda_cqe_error(e, pe, routine);
-        const uint16_t idx = gshmemi_mlx5_be16(*(const volatile uint16_t *)&e->ok.wqe_counter);
-        const unsigned bbs = *(const volatile uint8_t *)&q->bbs[gshmemi_mlx5_sq_slot(idx, q->sq_bbs)];
-        done = gshmemi_ibgda_cqe_done(done, idx, bbs);
-        ci++;
-        n++;
-    }
-    if (n) {
-        *(volatile uint32_t *)&q->cq_dbrec[GSHMEMI_MLX5_CQ_DBR_SET_CI] = gshmemi_mlx5_cq_dbrec(ci);
-        *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_CI) = ci;
-        *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) = done;
-    }
-    __threadfence();
-    atomicExch(&q->ctr[GSHMEMI_IBGDA_CTR_LOCK], 0ull);
+    const uint64_t tail = *(const volatile uint64_t *)((const char *)q->cq + GSHMEMI_MLX5_CQE_BYTES - 8);
+    const uint8_t op_own = (uint8_t)(tail >> 56);
+    if (gshmemi_mlx5_cqe_opcode(op_own) == GSHMEMI_MLX5_CQE_INVALID) return; /* nothing completed yet */
+    if (gshmemi_mlx5_cqe_is_error(op_own)) gshmemi_ibgda_cqe_error(q->cq, pe, routine);
+    const uint16_t idx = gshmemi_mlx5_be16((uint16_t)(tail >> 32));
+    const unsigned long long done = *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE);
+    const unsigned long long now =
+        gshmemi_ibgda_collapsed_done(done, idx, *(const volatile uint8_t *)&q->bbs[gshmemi_mlx5_sq_slot(idx, q->sq_bbs)]);
+    if (now > done) atomicMax(&q->ctr[GSHMEMI_IBGDA_CTR_DONE], now);
 }
 
 /* Waits (polling the CQ) until the first target WQEs of q have completed. */
@@ -182,7 +172,7 @@ GSHMEMI_DEV uint32_t gshmemi_ibgda_lkey(const gshmemi_ibgda_qp_t *q, const void 
 
 /* Contiguous put (RDMA WRITE) or get (RDMA READ) of n bytes by one thread; blocking: returns once
  * the source may be reused (put) or the data is here (get). */
-static __device__ __noinline__ void gshmemi_ibgda_rma(int is_put, void *dest, const void *src, size_t n, int pe, int blocking,
+static __device__ __forceinline__ void gshmemi_ibgda_rma(int is_put, void *dest, const void *src, size_t n, int pe, int blocking,
                                                      const char *routine)
 {
     const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
@@ -195,12 +185,8 @@ static __device__ __noinline__ void gshmemi_ibgda_rma(int is_put, void *dest, co
         const unsigned long long t = gshmemi_ibgda_reserve(q, pe, routine);
         const uint64_t raddr = q->raddr + gshmemi_ibgda_offset(sym);
         void *wqe = gshmemi_ibgda_wqe(q, t);
-        if (is_put)
-            gshmemi_mlx5_wqe_put(wqe, (uint16_t)t, q->qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE, raddr, q->rkey, (uint64_t)(uintptr_t)loc,
-                                 gshmemi_ibgda_lkey(q, loc), len);
-        else
-            gshmemi_mlx5_wqe_get(wqe, (uint16_t)t, q->qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE, raddr, q->rkey, (uint64_t)(uintptr_t)loc,
-                                 gshmemi_ibgda_lkey(q, loc), len);
+        gshmemi_mlx5_wqe_rdma(wqe, (uint16_t)t, is_put ? GSHMEMI_MLX5_OPCODE_RDMA_WRITE : GSHMEMI_MLX5_OPCODE_RDMA_READ, q->qpn,
+                              GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE, raddr, q->rkey, (uint64_t)(uintptr_t)loc, gshmemi_ibgda_lkey(q, loc), len);
         gshmemi_ibgda_ring(q, t, pe, routine);
         last = t;
         sym += len;
@@ -211,7 +197,7 @@ static __device__ __noinline__ void gshmemi_ibgda_rma(int is_put, void *dest, co
 }
 
 /* A value of width (1, 2, 4 or 8) bytes stored at sym on pe: an inline RDMA WRITE. */
-static __device__ __noinline__ void gshmemi_ibgda_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
+static __device__ __forceinline__ void gshmemi_ibgda_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
 {
     const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
     const unsigned long long t = gshmemi_ibgda_reserve(q, pe, routine);
@@ -251,7 +237,7 @@ static __device__ __forceinline__ void gshmemi_ibgda_quiet(const char *routine)
 static __device__ __noinline__ void gshmemi_ibgda_fence(const char *routine) { gshmemi_ibgda_quiet(routine); }
 
 /* What this path does not carry yet: reported, then the trap (never a silent wrong answer). */
-static __device__ __noinline__ void gshmemi_ibgda_unsupported(const char *what, int pe, const char *routine)
+GSHMEMI_DEV_REPORT void gshmemi_ibgda_unsupported(const char *what, int pe, const char *routine)
 {
     printf("gshmem: PE %d: %s: %s to PE %d over IBGDA is not implemented yet (GSHMEM_REMOTE_TRANSPORT=proxy carries it)\n",
            gshmemi_dstate.my_pe, routine, what, pe);

@@ -15,15 +15,14 @@ GSHMEMI_HD_INLINE unsigned long long gshmemi_ibgda_slot_needs(unsigned long long
     return t >= sq_bbs ? t - sq_bbs + 1 : 0;
 }
 
-/* The count of completed BBs that a CQE for the WQE of bbs BBs whose counter is idx16 means,
- * given done, the count before it: the WQE's 64-bit counter plus its BBs (RC completes a QP's
- * WQEs in order). Widened from below: the WQE is not complete yet, so its counter is at least
- * done, and its slot was free, so it is less than done + sq_bbs <= done + 65536. (Widening from
- * the posted count instead would be wrong: the NIC can complete a WQE before its poster has
- * advanced that count, and reservations may run any distance ahead.) */
-GSHMEMI_HD_INLINE unsigned long long gshmemi_ibgda_cqe_done(unsigned long long done, uint16_t idx16, unsigned bbs)
+/* The count of completed BBs that the CQE of a collapsed CQ (one entry: the newest completion)
+ * means, given done, the count before it: the CQE's WQE is the one of 64-bit counter nearest done
+ * whose low 16 bits are idx16 (a posted WQE is less than sq_bbs <= 32768 BBs from done, and RC
+ * completes a QP's WQEs in order), and the count runs to its end, its bbs BBs later. A CQE already
+ * counted gives at most done, so the count only grows. */
+GSHMEMI_HD_INLINE unsigned long long gshmemi_ibgda_collapsed_done(unsigned long long done, uint16_t idx16, unsigned bbs)
 {
-    return done + (uint16_t)(idx16 - (uint16_t)done) + bbs;
+    return done + (long long)(int16_t)(uint16_t)(idx16 - (uint16_t)done) + bbs;
 }
 
 #endif

@@ -28,19 +28,19 @@ typedef struct gshmemi_proxy_fifo {
 #define GSHMEMI_IBGDA_CTR_RESV 0    /* ctr word: BBs reserved so far (the producers' atomic counter) */
 #define GSHMEMI_IBGDA_CTR_POSTED 16 /* BBs the send doorbell record covers (advanced in order) */
 #define GSHMEMI_IBGDA_CTR_DONE 32   /* BBs whose CQE was polled (every WQE before them completed) */
-#define GSHMEMI_IBGDA_CTR_CI 48     /* the CQ's consumer index */
-#define GSHMEMI_IBGDA_CTR_LOCK 64   /* 1 while a thread polls the CQ */
-#define GSHMEMI_IBGDA_CTR_WORDS 80  /* each counter on a 128-byte line of its own */
+#define GSHMEMI_IBGDA_CTR_DB 48     /* cpu doorbell mode: BBs the GPU handed over (a copy of POSTED in
+                                     * host memory is what the ringing thread reads; see db_pi) */
+#define GSHMEMI_IBGDA_CTR_WORDS 64  /* each counter on a 128-byte line of its own */
 typedef struct gshmemi_ibgda_qp {
     void *sq;                    /* SQ ring, sq_bbs BBs (device memory) */
     uint32_t *sq_dbrec;          /* QP doorbell record: [0] receive, [1] send counter (big-endian) */
     volatile uint64_t *db;       /* the doorbell register (the UAR's; emulated: a pinned host page) */
-    void *cq;                    /* ncqe 64-byte CQEs (device memory) */
-    uint32_t *cq_dbrec;          /* CQ doorbell record: [0] consumer index (big-endian) */
+    void *cq;                    /* one 64-byte CQE: the CQ is collapsed (device memory) */
+    uint32_t *cq_dbrec;          /* CQ doorbell record (the NIC's; the GPU does not move it) */
     unsigned long long *ctr;     /* [GSHMEMI_IBGDA_CTR_WORDS] device memory, zero at start */
     uint64_t *result;            /* [sq_bbs] landing words of g and atomics, by WQE counter (device memory) */
     uint8_t *bbs;                /* [sq_bbs] BBs of the WQE that starts at each slot (device memory) */
-    uint32_t sq_bbs, ncqe;       /* powers of two; ncqe >= sq_bbs (no CQ overrun) */
+    uint32_t sq_bbs, ncqe;       /* sq_bbs a power of two, at most 32768; ncqe 1 */
     uint32_t qpn;
     uint32_t lkey;               /* this PE's symmetric heap */
     uint32_t result_lkey;        /* the result words */

@@ -323,15 +323,21 @@ GSHMEMI_HD_INLINE unsigned gshmemi_mlx5_wqe_bbs(unsigned ds)
 }
 
 /* RDMA WRITE of bytes from (laddr, lkey) to (raddr, rkey): ctrl + raddr + data, 3 ds. */
+GSHMEMI_HD_INLINE unsigned gshmemi_mlx5_wqe_rdma(void *wqe, uint16_t idx, uint8_t opcode, uint32_t qpn, uint8_t fm_ce_se,
+                                                 uint64_t raddr, uint32_t rkey, uint64_t laddr, uint32_t lkey, uint32_t bytes)
+{
+    gshmemi_mlx5_wqe_hdr_t *h = (gshmemi_mlx5_wqe_hdr_t *)wqe;
+    gshmemi_mlx5_set_ctrl(&h->ctrl, idx, opcode, 0, qpn, 3, fm_ce_se, 0);
+    gshmemi_mlx5_set_raddr(&h->raddr, raddr, rkey);
+    gshmemi_mlx5_set_data((gshmemi_mlx5_data_seg_t *)(h + 1), bytes, lkey, laddr);
+    return 3;
+}
+
 GSHMEMI_HD_INLINE unsigned gshmemi_mlx5_wqe_put(void *wqe, uint16_t idx, uint32_t qpn, uint8_t fm_ce_se,
                                                 uint64_t raddr, uint32_t rkey, uint64_t laddr, uint32_t lkey,
                                                 uint32_t bytes)
 {
-    gshmemi_mlx5_wqe_hdr_t *h = (gshmemi_mlx5_wqe_hdr_t *)wqe;
-    gshmemi_mlx5_set_ctrl(&h->ctrl, idx, GSHMEMI_MLX5_OPCODE_RDMA_WRITE, 0, qpn, 3, fm_ce_se, 0);
-    gshmemi_mlx5_set_raddr(&h->raddr, raddr, rkey);
-    gshmemi_mlx5_set_data((gshmemi_mlx5_data_seg_t *)(h + 1), bytes, lkey, laddr);
-    return 3;
+    return gshmemi_mlx5_wqe_rdma(wqe, idx, GSHMEMI_MLX5_OPCODE_RDMA_WRITE, qpn, fm_ce_se, raddr, rkey, laddr, lkey, bytes);
 }
 
 /* The most an inline put carries in one BB and in two (ctrl, raddr and the 4-byte header first). */
@@ -365,11 +371,7 @@ GSHMEMI_HD_INLINE unsigned gshmemi_mlx5_wqe_get(void *wqe, uint16_t idx, uint32_
                                                 uint64_t raddr, uint32_t rkey, uint64_t laddr, uint32_t lkey,
                                                 uint32_t bytes)
 {
-    gshmemi_mlx5_wqe_hdr_t *h = (gshmemi_mlx5_wqe_hdr_t *)wqe;
-    gshmemi_mlx5_set_ctrl(&h->ctrl, idx, GSHMEMI_MLX5_OPCODE_RDMA_READ, 0, qpn, 3, fm_ce_se, 0);
-    gshmemi_mlx5_set_raddr(&h->raddr, raddr, rkey);
-    gshmemi_mlx5_set_data((gshmemi_mlx5_data_seg_t *)(h + 1), bytes, lkey, laddr);
-    return 3;
+    return gshmemi_mlx5_wqe_rdma(wqe, idx, GSHMEMI_MLX5_OPCODE_RDMA_READ, qpn, fm_ce_se, raddr, rkey, laddr, lkey, bytes);
 }
 
 /* Masked compare-and-swap on a size-byte (4 or 8) word: ctrl + raddr + masked CS + data;

@@ -33,7 +33,7 @@ GSHMEMI_DEV uint64_t gshmemi_sym_offset(const void *sym) { return (uint64_t)((co
 /* Some PE is reached remotely: through the proxy, or IBGDA. */
 GSHMEMI_DEV int gshmemi_proxy_on(void) { return gshmemi_dstate.proxy.size != 0 || gshmemi_dstate.ibgda != 0; }
 
-static __device__ __noinline__ void gshmemi_proxy_fail(int status, const char *routine, int pe, unsigned long long ticket)
+GSHMEMI_DEV_REPORT void gshmemi_proxy_fail(int status, const char *routine, int pe, unsigned long long ticket)
 {
     const char *what = status == GSHMEMI_FIFO_FAILED    ? "the host proxy failed a request (its log says which, to which PE, and why)"
                        : status == GSHMEMI_FIFO_TIMEOUT ? "the host proxy did not answer within GSHMEM_DEVICE_WAIT_TIMEOUT"

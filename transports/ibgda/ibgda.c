@@ -346,7 +346,7 @@ static int make_qp(int pe, char *area, uint64_t *db_dev, gshmemi_mlx5_cqe_t *cq_
     r->buf_lkey = GSHMEMI_IBGDA_KEY_BUF | (uint32_t)ctx->my_pe;
     r->rkey = ib.blobs[pe].rkey;
     r->raddr = ib.blobs[pe].heap_base;
-    /* a fresh CQ: every entry invalid (the GPU's first pass expects owner 0) */
+    /* a fresh CQ: its entry invalid until the first completion */
     GSHMEMI_CUDACHECK(cudaMemcpy(r->cq, cq_init, GSHMEMI_IBGDA_NCQE * sizeof(*cq_init), cudaMemcpyHostToDevice));
 
     memset(&cfg, 0, sizeof(cfg));
@@ -357,6 +357,7 @@ static int make_qp(int pe, char *area, uint64_t *db_dev, gshmemi_mlx5_cqe_t *cq_
     cfg.sq_dbrec = r->sq_dbrec + GSHMEMI_MLX5_DBR_SND;
     cfg.cq = r->cq;
     cfg.ncqe = r->ncqe;
+    cfg.cq_collapsed = 1; /* device/ibgda.cuh reads the newest CQE only */
     cfg.cq_dbrec = r->cq_dbrec + GSHMEMI_MLX5_CQ_DBR_SET_CI;
     cfg.null_mode = ib.nic == GSHMEMI_NIC_NULL;
     q->peer = pe;

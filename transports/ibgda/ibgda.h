@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 #define GSHMEMI_IBGDA_SQ_BBS 1024u            /* SQ slots per QP */
-#define GSHMEMI_IBGDA_NCQE GSHMEMI_IBGDA_SQ_BBS /* one CQE per WQE, at most sq_bbs outstanding: no overrun */
+#define GSHMEMI_IBGDA_NCQE 1 /* a collapsed CQ: the NIC writes every CQE into its one entry */
 
 /* Keys of the emulated NIC: the kind in the top byte, the PE below. */
 #define GSHMEMI_IBGDA_KEY_HEAP 0x48000000u   /* PE p's symmetric heap (lkey and rkey) */
