@@ -144,7 +144,9 @@ GSHMEMI_DEV void *gshmemi_ibgda_wqe(const gshmemi_ibgda_qp_t *q, unsigned long l
 
 /* Hands WQE t of nbbs BBs (written) to the NIC: once every earlier WQE is handed over, the send
  * doorbell record covers it, then the doorbell carries its first 8 bytes (as mlx5 rings). The
- * fences keep the NIC from seeing the record before the WQE, or the doorbell before the record. */
+ * fences keep the NIC from seeing the record before the WQE, or the doorbell before the record.
+ * No doorbell (GSHMEM_IBGDA_DOORBELL=cpu): the record is in host memory, where a host thread sees
+ * it advance and rings. */
 static __device__ __forceinline__ void gshmemi_ibgda_ring(const gshmemi_ibgda_qp_t *q, unsigned long long t, int pe,
                                                       const char *routine, unsigned nbbs = 1)
 {
@@ -156,8 +158,10 @@ static __device__ __forceinline__ void gshmemi_ibgda_ring(const gshmemi_ibgda_qp
         if (gshmemi_ibgda_miss(&w)) gshmemi_ibgda_timeout(routine, pe, "an earlier work request was never posted", *posted, t);
     ((volatile uint32_t *)q->sq_dbrec)[GSHMEMI_MLX5_DBR_SND] = gshmemi_mlx5_sq_dbrec((uint16_t)(t + nbbs));
     __threadfence_system();
-    *q->db = *(const volatile uint64_t *)gshmemi_ibgda_wqe(q, t);
-    __threadfence_system();
+    if (q->db) {
+        *q->db = *(const volatile uint64_t *)gshmemi_ibgda_wqe(q, t);
+        __threadfence_system();
+    }
     *posted = t + nbbs;
 }
 

@@ -28,13 +28,13 @@ typedef struct gshmemi_proxy_fifo {
 #define GSHMEMI_IBGDA_CTR_RESV 0    /* ctr word: BBs reserved so far (the producers' atomic counter) */
 #define GSHMEMI_IBGDA_CTR_POSTED 16 /* BBs the send doorbell record covers (advanced in order) */
 #define GSHMEMI_IBGDA_CTR_DONE 32   /* BBs whose CQE was polled (every WQE before them completed) */
-#define GSHMEMI_IBGDA_CTR_DB 48     /* cpu doorbell mode: BBs the GPU handed over (a copy of POSTED in
-                                     * host memory is what the ringing thread reads; see db_pi) */
-#define GSHMEMI_IBGDA_CTR_WORDS 64  /* each counter on a 128-byte line of its own */
+#define GSHMEMI_IBGDA_CTR_WORDS 48  /* each counter on a 128-byte line of its own */
 typedef struct gshmemi_ibgda_qp {
     void *sq;                    /* SQ ring, sq_bbs BBs (device memory) */
-    uint32_t *sq_dbrec;          /* QP doorbell record: [0] receive, [1] send counter (big-endian) */
-    volatile uint64_t *db;       /* the doorbell register (the UAR's; emulated: a pinned host page) */
+    uint32_t *sq_dbrec;          /* QP doorbell record: [0] receive, [1] send counter (big-endian);
+                                  * in pinned host memory when db is NULL */
+    volatile uint64_t *db;       /* the doorbell register (the UAR's; emulated: a pinned host page);
+                                  * NULL: a host thread rings (GSHMEM_IBGDA_DOORBELL=cpu) */
     void *cq;                    /* one 64-byte CQE: the CQ is collapsed (device memory) */
     uint32_t *cq_dbrec;          /* CQ doorbell record (the NIC's; the GPU does not move it) */
     unsigned long long *ctr;     /* [GSHMEMI_IBGDA_CTR_WORDS] device memory, zero at start */

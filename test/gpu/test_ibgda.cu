@@ -132,12 +132,13 @@ static void check_bytes(const unsigned char *h, size_t n, int src_pe, unsigned t
     for (size_t i = 0; i < 8; i++) GT_CHECK(h[OFF + n + i] == 0, "%s with PE %d, %zu bytes: guard byte %zu after is %u", what, pe, n, i, h[OFF + n + i]);
 }
 
-/* --inject (with GSHMEM_IBGDA_INJECT_BAD_RKEY=3, test_ibgda_inject.sh): the third WQE fails; the
- * put waiting on it reports the error CQE and traps. */
+/* --inject (with GSHMEM_IBGDA_INJECT_BAD_RKEY=40, test_ibgda_inject.sh): 64 blocking puts, one of
+ * which is the QP's 40th WQE whatever init and the barriers posted before (fewer than 40); the put
+ * waiting on it reports the error CQE and traps. */
 static __global__ void inject_kernel(unsigned char *recv, const unsigned char *src)
 {
     const int me = shmem_my_pe(), pe = (me + 1) % shmem_n_pes();
-    for (int i = 0; i < 4; i++) shmem_putmem(recv + i * 64, src + i * 64, 64, pe);
+    for (int i = 0; i < 64; i++) shmem_putmem(recv + i * 64, src + i * 64, 64, pe);
 }
 
 int main(int argc, char **argv)

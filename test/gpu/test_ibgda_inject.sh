@@ -4,7 +4,7 @@
 # thread logs which check failed. Usage: test_ibgda_inject.sh GSHMEMRUN TEST_IBGDA
 set -u
 run=$1 exe=$2
-export GSHMEM_REMOTE_TRANSPORT=ibgda GSHMEM_IBGDA_NIC=emulated GSHMEM_DISABLE_P2P=1 GSHMEM_IBGDA_INJECT_BAD_RKEY=3
+export GSHMEM_REMOTE_TRANSPORT=ibgda GSHMEM_IBGDA_NIC=emulated GSHMEM_DISABLE_P2P=1 GSHMEM_IBGDA_INJECT_BAD_RKEY=40
 export GSHMEM_SYMMETRIC_SIZE=${GSHMEM_SYMMETRIC_SIZE:-256M}
 n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 [ "${n:-0}" -ge 1 ] || { echo "no GPU: skipped"; exit 77; }

@@ -13,6 +13,12 @@
  * Atomics are one-thread kernels (ibgda_kernels.cu) after the backend's copies. A CQE is written
  * only after the backend has completed every copy before it.
  *
+ * Doorbells (GSHMEM_IBGDA_DOORBELL): gpu, the kernel writes the send doorbell record and the
+ * doorbell register; cpu, the send doorbell records are in pinned host memory, the kernel writes
+ * only them, and a ringer thread (transport code, not the emulator: it is what a host whose
+ * doorbell page cannot be mapped for the GPU runs) rings for every record that advanced. auto is
+ * gpu here: the emulated doorbell page is host memory, which always maps.
+ *
  * Keys and QP numbers are made up, consistently: PE p's heap is one memory region with key
  * KEY_HEAP | p (lkey = rkey), the result words KEY_RESULT | p, and local buffers outside the heap
  * KEY_BUF | p, which the emulator accepts anywhere in device memory (a ConnectX would need such a
@@ -33,6 +39,7 @@
 #include "ibgda.h"
 #include "ibgda_kernels.h"
 #include "nic_emul.h"
+#include "setup.h" /* gshmemi_ibgda_doorbell_mode */
 
 #define SUB "ibgda"
 
@@ -47,6 +54,7 @@
 #define QP_AREA ((OFF_BBS + GSHMEMI_IBGDA_SQ_BBS + 4095) / 4096 * 4096)
 
 #define DB_STRIDE 8 /* bytes between two QPs' doorbell registers in the page */
+#define DBR_WORDS 16 /* cpu doorbells: 32-bit words between two QPs' records (64 bytes) */
 
 typedef struct {
     uint64_t heap_base; /* this PE's heap as its NIC addresses it (its own VA) */
@@ -73,6 +81,10 @@ static struct {
     CUmemGenericAllocationHandle handle;
     int reserved, created, mapped;
     uint64_t *db_page;                /* pinned, mapped for the GPU: [n_pes] doorbell registers */
+    int doorbell;                     /* GSHMEMI_DOORBELL_GPU or _CPU */
+    uint32_t *dbr_host;               /* cpu doorbells: pinned, mapped: [n_pes] send doorbell records */
+    pthread_t ringer;
+    int ringer_started;
     gshmemi_ibgda_qp_t *recs;         /* host copy of the device records [n_pes] */
     gshmemi_ibgda_qp_t *d_recs;       /* device array [n_pes] */
     emul_qp_t *qps;                   /* [n_pes]; peer < 0: none */
@@ -99,6 +111,11 @@ static int cuda_ok(cudaError_t err, const char *what)
 static int cb_read(void *c, void *dst, const void *src, size_t n)
 {
     (void)c;
+    if (ib.dbr_host && (const uint32_t *)src >= ib.dbr_host && (const uint32_t *)src < ib.dbr_host + (size_t)ib.ctx->n_pes * DBR_WORDS &&
+        n == sizeof(uint32_t)) { /* a doorbell record in host memory (cpu doorbells) */
+        *(uint32_t *)dst = __atomic_load_n((const uint32_t *)src, __ATOMIC_ACQUIRE);
+        return GSHMEMI_OK;
+    }
     cudaError_t err = cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, ib.stream);
     if (err == cudaSuccess) err = cudaStreamSynchronize(ib.stream);
     return cuda_ok(err, "reading the SQ or a doorbell record");
@@ -272,6 +289,52 @@ static void *nic_main(void *arg)
     return NULL;
 }
 
+/* ---- the ringer (GSHMEM_IBGDA_DOORBELL=cpu) ---- */
+
+/* The doorbell of a QP whose send doorbell record reads pi: the first 8 bytes of a control
+ * segment naming the QP and the producer index (the record is what the NIC executes up to). */
+static uint64_t doorbell_value(uint32_t qpn, uint16_t pi)
+{
+    const uint32_t w0 = gshmemi_mlx5_be32((uint32_t)pi << 8 | GSHMEMI_MLX5_OPCODE_NOP), w1 = gshmemi_mlx5_be32(qpn << 8);
+    return (uint64_t)w1 << 32 | w0;
+}
+
+static void *ringer_main(void *arg)
+{
+    uint32_t *last = calloc((size_t)ib.ctx->n_pes, sizeof(uint32_t));
+    unsigned idle = 0;
+    (void)arg;
+    if (!last) {
+        GSHMEMI_ERROR(SUB, "the doorbell ringer cannot start: out of memory");
+        ib.failed = 1;
+        return NULL;
+    }
+    while (!ib.stop) {
+        int rang = 0;
+        for (int pe = 0; pe < ib.ctx->n_pes; pe++) {
+            if (ib.qps[pe].peer < 0) continue;
+            const uint32_t rec = __atomic_load_n(&ib.dbr_host[pe * DBR_WORDS + GSHMEMI_MLX5_DBR_SND], __ATOMIC_ACQUIRE);
+            if (rec == last[pe]) continue;
+            last[pe] = rec;
+            __atomic_store_n(&ib.db_page[pe * (DB_STRIDE / 8)], doorbell_value(ib.recs[pe].qpn, (uint16_t)gshmemi_mlx5_be32(rec)),
+                             __ATOMIC_RELEASE);
+            rang = 1;
+        }
+        if (rang) {
+            idle = 0;
+        } else if (++idle < 4096) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        } else {
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    free(last);
+    return NULL;
+}
+
 /* ---- the transport's life cycle ---- */
 
 static int ibgda_init(gshmemi_transport_ctx_t *ctx, void *my_blob)
@@ -323,7 +386,7 @@ static int alloc_gpu(size_t want)
 }
 
 /* QP me -> pe: its record for the GPU and its emulated NIC. */
-static int make_qp(int pe, char *area, uint64_t *db_dev, gshmemi_mlx5_cqe_t *cq_init)
+static int make_qp(int pe, char *area, uint64_t *db_dev, uint32_t *dbr_dev, gshmemi_mlx5_cqe_t *cq_init)
 {
     gshmemi_transport_ctx_t *ctx = ib.ctx;
     gshmemi_ibgda_qp_t *r = &ib.recs[pe];
@@ -331,8 +394,8 @@ static int make_qp(int pe, char *area, uint64_t *db_dev, gshmemi_mlx5_cqe_t *cq_
     gshmemi_nic_emul_qp_cfg_t cfg;
 
     r->sq = area + OFF_SQ;
-    r->sq_dbrec = (uint32_t *)(area + OFF_SQ_DBR);
-    r->db = db_dev + pe * (DB_STRIDE / 8);
+    r->sq_dbrec = ib.doorbell == GSHMEMI_DOORBELL_CPU ? dbr_dev + pe * DBR_WORDS : (uint32_t *)(area + OFF_SQ_DBR);
+    r->db = ib.doorbell == GSHMEMI_DOORBELL_CPU ? NULL : db_dev + pe * (DB_STRIDE / 8);
     r->cq = area + OFF_CQ;
     r->cq_dbrec = (uint32_t *)(area + OFF_CQ_DBR);
     r->ctr = (unsigned long long *)(area + OFF_CTR);
@@ -354,7 +417,8 @@ static int make_qp(int pe, char *area, uint64_t *db_dev, gshmemi_mlx5_cqe_t *cq_
     cfg.peer = pe;
     cfg.sq = r->sq;
     cfg.sq_bbs = r->sq_bbs;
-    cfg.sq_dbrec = r->sq_dbrec + GSHMEMI_MLX5_DBR_SND;
+    cfg.sq_dbrec = ib.doorbell == GSHMEMI_DOORBELL_CPU ? ib.dbr_host + pe * DBR_WORDS + GSHMEMI_MLX5_DBR_SND
+                                                       : r->sq_dbrec + GSHMEMI_MLX5_DBR_SND;
     cfg.cq = r->cq;
     cfg.ncqe = r->ncqe;
     cfg.cq_collapsed = 1; /* device/ibgda.cuh reads the newest CQE only */
@@ -373,8 +437,10 @@ static int ibgda_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
     int *serve;
     gshmemi_mlx5_cqe_t *cq_init;
     uint64_t *db_dev = NULL;
+    uint32_t *dbr_dev = NULL;
 
     if (!ib.serves) return GSHMEMI_OK;
+    GSHMEMI_CHECK(gshmemi_ibgda_doorbell_mode(gshmemi_env.IBGDA_DOORBELL, 1, NULL, &ib.doorbell));
     ib.blobs = calloc((size_t)n, sizeof(*ib.blobs));
     ib.recs = calloc((size_t)n, sizeof(*ib.recs));
     ib.qps = calloc((size_t)n, sizeof(*ib.qps));
@@ -402,8 +468,16 @@ static int ibgda_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
         memset(ib.db_page, 0, (size_t)n * DB_STRIDE);
         rc = cuda_ok(cudaHostGetDevicePointer((void **)&db_dev, ib.db_page, 0), "mapping the doorbell page for the GPU");
     }
+    if (rc == GSHMEMI_OK && ib.doorbell == GSHMEMI_DOORBELL_CPU) {
+        const size_t bytes = (size_t)n * DBR_WORDS * sizeof(uint32_t);
+        rc = cuda_ok(cudaHostAlloc((void **)&ib.dbr_host, bytes, cudaHostAllocMapped | cudaHostAllocPortable), "allocating the doorbell records");
+        if (rc == GSHMEMI_OK) {
+            memset(ib.dbr_host, 0, bytes);
+            rc = cuda_ok(cudaHostGetDevicePointer((void **)&dbr_dev, ib.dbr_host, 0), "mapping the doorbell records for the GPU");
+        }
+    }
     for (int pe = 0; pe < n && rc == GSHMEMI_OK; pe++)
-        if (serve[pe]) rc = make_qp(pe, (char *)(uintptr_t)ib.va + (size_t)slot++ * QP_AREA, db_dev, cq_init);
+        if (serve[pe]) rc = make_qp(pe, (char *)(uintptr_t)ib.va + (size_t)slot++ * QP_AREA, db_dev, dbr_dev, cq_init);
     free(serve);
     free(cq_init);
     GSHMEMI_CHECK(rc);
@@ -429,8 +503,16 @@ static int ibgda_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
         return GSHMEMI_ERR_SYSTEM;
     }
     ib.thread_started = 1;
-    GSHMEMI_INFO(SUB, "%s NIC: %d QPs of %u slots, doorbells in pinned host memory, one host thread",
-                 ib.nic == GSHMEMI_NIC_NULL ? "null" : "emulated", served, GSHMEMI_IBGDA_SQ_BBS);
+    if (ib.doorbell == GSHMEMI_DOORBELL_CPU) {
+        if (pthread_create(&ib.ringer, NULL, ringer_main, NULL) != 0) {
+            GSHMEMI_ERROR(SUB, "cannot start the doorbell ringer's thread: %s", strerror(errno));
+            return GSHMEMI_ERR_SYSTEM;
+        }
+        ib.ringer_started = 1;
+    }
+    GSHMEMI_INFO(SUB, "%s NIC: %d QPs of %u slots, doorbell registers in pinned host memory, rung by %s",
+                 ib.nic == GSHMEMI_NIC_NULL ? "null" : "emulated", served, GSHMEMI_IBGDA_SQ_BBS,
+                 ib.doorbell == GSHMEMI_DOORBELL_CPU ? "a host thread (doorbell records in pinned host memory)" : "the GPU");
     return GSHMEMI_OK;
 }
 
@@ -467,10 +549,9 @@ static int ibgda_quiet(gshmemi_transport_ctx_t *ctx)
 
 static int ibgda_finalize(gshmemi_transport_ctx_t *ctx)
 {
-    if (ib.thread_started) {
-        ib.stop = 1;
-        pthread_join(ib.thread, NULL);
-    }
+    ib.stop = 1;
+    if (ib.ringer_started) pthread_join(ib.ringer, NULL);
+    if (ib.thread_started) pthread_join(ib.thread, NULL);
     if (ctx && ctx->dev_ibgda) *ctx->dev_ibgda = NULL;
     if (ib.d_recs) cudaFree(ib.d_recs);
     if (ib.quiet_stream) cudaStreamDestroy(ib.quiet_stream);
@@ -483,6 +564,7 @@ static int ibgda_finalize(gshmemi_transport_ctx_t *ctx)
     }
     if (ib.copy) gshmemi_proxy_backend_copy.close(ib.copy);
     if (ib.db_page) cudaFreeHost(ib.db_page);
+    if (ib.dbr_host) cudaFreeHost(ib.dbr_host);
     if (ib.mapped) (void)gshmemi_cu.cuMemUnmap(ib.va, ib.va_size);
     if (ib.created) (void)gshmemi_cu.cuMemRelease(ib.handle);
     if (ib.reserved) (void)gshmemi_cu.cuMemAddressFree(ib.va, ib.va_size);
