@@ -10,7 +10,8 @@
 #define GSHMEMI_HD static __host__ __device__ __forceinline__
 /* An out-of-line report that ends in a trap. noreturn lets ptxas drop what the caller would
  * otherwise keep live across the call: a rarely taken error branch then costs the calling kernel
- * no registers (int_p over IBGDA: 40 -> 29 on sm_90). */
+ * few registers (on sm_90: int_p over IBGDA 40 -> 30; the grid sum reduce, whose waits report
+ * through gshmemi_wait_report, 128 -> 96). */
 #define GSHMEMI_DEV_REPORT static __device__ __noinline__ __attribute__((noreturn))
 #ifdef __CUDA_ARCH__
 #define GSHMEMI_HOSTDEV_BRANCH(device_code, host_code) device_code

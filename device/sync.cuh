@@ -34,7 +34,7 @@ GSHMEMI_DEV bool gshmemi_wait_expired(uint64_t *start, uint32_t *spins)
 {
     return gshmemi_wait_expired_in(start, spins, gshmemi_dstate_bound());
 }
-GSHMEMI_DEV void gshmemi_wait_report(const char *what, const void *addr, int peer)
+GSHMEMI_DEV_REPORT void gshmemi_wait_report(const char *what, const void *addr, int peer)
 {
     gshmemi_wait_report_in(what, addr, peer, gshmemi_dstate_bound());
 }
