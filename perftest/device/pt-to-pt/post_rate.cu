@@ -12,7 +12,7 @@
  *               group synchronised), so completion is included.
  * Rows sweep the number of units 1, 2, 4 ... up to what -c x -t holds (-c x -t threads, -c x -t/32
  * warps, -c blocks), and every size of -b .. -e. Each time includes one kernel launch; the header
- * gives the time of an empty kernel, the floor of every row.
+ * gives the time of an empty kernel, the floor of every row (JSON: empty_kernel_us).
  *
  * Only the public API: the target is reached by whatever transport the run picks (P2P stores, the
  * host proxy's FIFO, IBGDA WQEs). With IBGDA every put or p is one WQE of one 64-byte basic block on
@@ -157,15 +157,15 @@ static void pr_header(const pt_opts_t *o, const char *what, int max_units, doubl
 }
 
 static void pr_row(const pt_opts_t *o, const char *op, pr_shape_t s, int units, size_t size, double post_us,
-                   double quiet_us)
+                   double quiet_us, double empty_us)
 {
     const double ops = (double)units * o->per_unit;
     if (o->json) {
         printf("{\"test\":\"%s\",\"pes\":%d,\"ctas\":%d,\"threads\":%d,\"iters\":%d,\"size\":%zu,\"op\":\"%s\",\"scope\":\"%s\","
                "\"units\":%d,\"per_unit\":%d,\"ops\":%.0f,\"time_us\":%.3f,\"Mops/s\":%.3f,\"quiet_time_us\":%.3f,"
-               "\"quiet_Mops/s\":%.3f}\n",
+               "\"quiet_Mops/s\":%.3f,\"empty_kernel_us\":%.3f}\n",
                o->name, shmem_n_pes(), s.blocks, s.threads, o->iters, size, op, pt_scope_names[o->scope], units, o->per_unit,
-               ops, post_us, ops / post_us, quiet_us, ops / quiet_us);
+               ops, post_us, ops / post_us, quiet_us, ops / quiet_us, empty_us);
     } else {
         char grid[32];
         snprintf(grid, sizeof grid, "%dx%d", s.blocks, s.threads);
@@ -310,7 +310,7 @@ int main(int argc, char **argv)
                 }
             }
             shmem_barrier_all(); /* the row only after the target's check passed */
-            if (me == 0) pr_row(&o, op, s, units, size, post_us, quiet_us);
+            if (me == 0) pr_row(&o, op, s, units, size, post_us, quiet_us, empty_us);
             if (units == max_units) break;
         }
     }
