@@ -37,9 +37,11 @@ typedef struct {
     const char *type;  /* --type NAME */
     int memcpy;        /* --memcpy: also time a plain cudaMemcpyAsync of each size (put_bw, get_bw) */
     int local_private; /* --local-private: the local side is cudaMalloc memory, not symmetric (put_bw, get_bw) */
+    int per_unit;      /* --ops-per-unit K: operations each posting unit issues (post_rate) */
+    int shape_set;     /* -c or -t was given (a test whose default shape depends on other options) */
 } pt_opts_t;
 
-enum { PT_ACCEPT_OP = 1, PT_ACCEPT_SCOPE = 2, PT_ACCEPT_TYPE = 4, PT_ACCEPT_MEMCPY = 8, PT_ACCEPT_LOCAL = 16 };
+enum { PT_ACCEPT_OP = 1, PT_ACCEPT_SCOPE = 2, PT_ACCEPT_TYPE = 4, PT_ACCEPT_MEMCPY = 8, PT_ACCEPT_LOCAL = 16, PT_ACCEPT_PER_UNIT = 32 };
 enum { PT_SCOPE_THREAD = 0, PT_SCOPE_WARP = 1, PT_SCOPE_BLOCK = 2 };
 static const char *const pt_scope_names[] = {"thread", "warp", "block"};
 
@@ -61,8 +63,10 @@ static inline void pt_usage(const char *name)
     fprintf(stderr,
             "usage: %s [-b min_size] [-e max_size] [-f step_factor] [-n iters] [-w warmup] [-c ctas] [-t threads] [--json]\n"
             "          [--bidir] [--op NAME] [--scope thread|warp|block] [--type NAME] [--memcpy] [--local-private]\n"
+            "          [--ops-per-unit K]\n"
             "  sizes accept K, M, G suffixes; run with 2 PEs (gshmemrun -n 2 %s);\n"
-            "  --op, --scope, --type, --memcpy and --local-private only where the perftest says so (perftest/README.md)\n",
+            "  --op, --scope, --type, --memcpy, --local-private and --ops-per-unit only where the perftest says so\n"
+            "  (perftest/README.md)\n",
             name, name);
 }
 
@@ -72,7 +76,7 @@ static inline void pt_parse(int argc, char **argv, pt_opts_t *o)
                                        {"help", no_argument, 0, 'h'},       {"op", required_argument, 0, 'O'},
                                        {"scope", required_argument, 0, 'S'}, {"type", required_argument, 0, 'T'},
                                        {"memcpy", no_argument, 0, 'M'},      {"local-private", no_argument, 0, 'L'},
-                                       {0, 0, 0, 0}};
+                                       {"ops-per-unit", required_argument, 0, 'K'}, {0, 0, 0, 0}};
     int bad_extra = 0;
     int c;
     o->name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
@@ -83,14 +87,15 @@ static inline void pt_parse(int argc, char **argv, pt_opts_t *o)
         case 'f': o->step_factor = (size_t)atol(optarg); break;
         case 'n': o->iters = atoi(optarg); break;
         case 'w': o->warmup = atoi(optarg); break;
-        case 'c': o->ctas = atoi(optarg); break;
-        case 't': o->threads = atoi(optarg); break;
+        case 'c': o->ctas = atoi(optarg); o->shape_set = 1; break;
+        case 't': o->threads = atoi(optarg); o->shape_set = 1; break;
         case 'j': o->json = 1; break;
         case 'B': o->bidir = 1; break;
         case 'O': o->op = optarg; bad_extra |= !(o->accepts & PT_ACCEPT_OP); break;
         case 'T': o->type = optarg; bad_extra |= !(o->accepts & PT_ACCEPT_TYPE); break;
         case 'M': o->memcpy = 1; bad_extra |= !(o->accepts & PT_ACCEPT_MEMCPY); break;
         case 'L': o->local_private = 1; bad_extra |= !(o->accepts & PT_ACCEPT_LOCAL); break;
+        case 'K': o->per_unit = atoi(optarg); bad_extra |= !(o->accepts & PT_ACCEPT_PER_UNIT) || o->per_unit < 1; break;
         case 'S':
             bad_extra |= !(o->accepts & PT_ACCEPT_SCOPE);
             if (!strcmp(optarg, "thread")) o->scope = PT_SCOPE_THREAD;
