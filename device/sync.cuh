@@ -37,6 +37,7 @@ GSHMEMI_DEV bool gshmemi_wait_expired(uint64_t *start, uint32_t *spins)
 GSHMEMI_DEV_REPORT void gshmemi_wait_report(const char *what, const void *addr, int peer)
 {
     gshmemi_wait_report_in(what, addr, peer, gshmemi_dstate_bound());
+    __trap(); /* what the report ends in, spelled out for the noreturn check */
 }
 GSHMEMI_DEV void gshmemi_wait_check(uint64_t *start, uint32_t *spins, const char *what, const void *addr, int peer)
 {
