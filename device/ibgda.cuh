@@ -201,7 +201,7 @@ static __device__ __forceinline__ void gshmemi_ibgda_rma(int is_put, void *dest,
 }
 
 /* A value of width (1, 2, 4 or 8) bytes stored at sym on pe: an inline RDMA WRITE. */
-static __device__ __forceinline__ void gshmemi_ibgda_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
+static __device__ __noinline__ void gshmemi_ibgda_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
 {
     const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
     const unsigned long long t = gshmemi_ibgda_reserve(q, pe, routine);

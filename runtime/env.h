@@ -61,7 +61,7 @@ extern "C" {
     X(IBGDA_DOORBELL, doorbell, "auto", ANY, "Who rings an IBGDA QP's doorbell: gpu (the kernel writes the doorbell record and the NIC's doorbell page, mapped for the GPU) | cpu (the kernel advances a producer index, a host thread rings) | auto (gpu when the doorbell page maps for the GPU, else cpu; logged)") \
     X(IBGDA_NUM_RC_PER_PE, int, "2", RANGE(1, 64), "Reliable-connected QPs IBGDA creates per remote peer (each with its own send CQ)") \
     X(IBGDA_INJECT_BAD_RKEY, int, "0", RANGE(0, INT_MAX), "Tests: the emulated IBGDA NIC fails the Nth work request (1-based) of each QP as if its rkey were unknown (an error CQE the device reports), 0: never") \
-    X(IBGDA_NIC, nic, "hw", ANY, "What executes IBGDA work requests: hw (a ConnectX through mlx5 DEVX) | emulated (a host thread per PE decodes the WQEs and executes them on this host; a test vehicle) | null (completes every WQE without moving data; times the GPU side alone)")
+    X(IBGDA_NIC, nic, "hw", ANY, "What executes IBGDA work requests: hw (a ConnectX through mlx5 DEVX) | emulated (a host thread per PE decodes the WQEs and executes them on this host; a test vehicle) | null (puts and gets complete without moving their bytes; inline writes and atomics, so signals and barriers, still execute; times the GPU side of posting)")
 
 /* C type of each TYPE column value. */
 typedef size_t gshmemi_env_size_t;

@@ -31,7 +31,7 @@ int gshmemi_route_pick(const gshmemi_route_peer_t *peers, int n_pes, int me, int
             return GSHMEMI_ROUTE_NONE;
         }
         if (same_machine && b->gpu_access) {
-            *why = cfg->nic == GSHMEMI_NIC_NULL ? "IBGDA, null NIC (GSHMEM_IBGDA_NIC=null: WQEs complete, no data moves)"
+            *why = cfg->nic == GSHMEMI_NIC_NULL ? "IBGDA, null NIC (GSHMEM_IBGDA_NIC=null: puts and gets complete without moving bytes)"
                                                 : "IBGDA, emulated NIC (GSHMEM_IBGDA_NIC=emulated)";
             return GSHMEMI_ROUTE_IBGDA;
         }

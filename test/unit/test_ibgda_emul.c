@@ -842,6 +842,48 @@ static void test_doorbell_errors(void **state)
 }
 
 /* ---- null mode ------------------------------------------------------------------------------ */
+static void null_data(gshmemi_nic_emul_qp_cfg_t *c) { c->null_data = 1; }
+
+/* null_data (GSHMEM_IBGDA_NIC=null): puts and gets from data segments complete and move nothing,
+ * while an inline write and an atomic still land, so signals and barriers keep working. */
+static void test_null_data(void **state)
+{
+    (void)state;
+    static harness_t h;
+    static uint8_t rsnap[RMEM], lsnap[LMEM];
+    h_setup(&h, 16, 16, null_data);
+    memcpy(rsnap, h.rmem, RMEM);
+    memcpy(lsnap, h.lmem, LMEM);
+    wqebuf_t w;
+    post_put(&h, SIG, A(h.rmem), RKEY, A(h.lmem), LKEY, 100);
+    post_get(&h, SIG, A(h.rmem + 300), RKEY, A(h.lmem + 500), LKEY, 77);
+    post_inline(&h, SIG, A(h.rmem + 200), RKEY, "abcdefgh", 8);
+    uint16_t ia = h.pi;
+    post(&h, w.b, gshmemi_mlx5_wqe_fetch_add(w.b, h.pi, QPN, SIG, A(h.rmem + 8), RKEY, A(h.lmem + 8), LKEY, 8, 5));
+    ring(&h);
+    assert_int_equal(gshmemi_nic_emul_progress(&h.qp), 4);
+    expect_ok(&h, W, 0, 100);
+    expect_ok(&h, GSHMEMI_MLX5_OPCODE_RDMA_READ, 1, 77);
+    expect_ok(&h, W, 2, 8);
+    expect_ok(&h, GSHMEMI_MLX5_OPCODE_ATOMIC_FA, ia, 8);
+    expect_no_cqe(&h);
+    assert_int_equal(h.n_copy, 0);                                /* no bulk bytes moved */
+    assert_memory_equal(h.rmem, rsnap, 8);                        /* the put's target untouched */
+    assert_memory_equal(h.lmem + 500, lsnap + 500, 77);           /* the get's landing untouched */
+    assert_memory_equal(h.rmem + 200, "abcdefgh", 8);             /* the inline write landed */
+    uint64_t v;
+    memcpy(&v, h.rmem + 8, 8);
+    uint64_t was;
+    memcpy(&was, rsnap + 8, 8);
+    assert_true(v == was + 5);                                     /* the atomic ran */
+    /* keys are still checked */
+    post_put(&h, SIG, A(h.rmem), RKEY + 1, A(h.lmem), LKEY, 8);
+    ring(&h);
+    assert_int_equal(gshmemi_nic_emul_progress(&h.qp), 1);
+    expect_err(&h, W, (uint16_t)(h.pi - 1), GSHMEMI_MLX5_SYNDROME_REMOTE_ACCESS_ERR, GSHMEMI_NIC_EMUL_RKEY);
+    h_teardown(&h);
+}
+
 static void null_mode(gshmemi_nic_emul_qp_cfg_t *c) { c->null_mode = 1; }
 
 static void test_null_mode(void **state)
@@ -1086,7 +1128,7 @@ int main(void)
         cmocka_unit_test(test_amo_apply),       cmocka_unit_test(test_rma_wraps),
         cmocka_unit_test(test_atomics),         cmocka_unit_test(test_edge_cases),
         cmocka_unit_test(test_sge_lists_wrap),  cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_doorbell_errors), cmocka_unit_test(test_null_mode),
+        cmocka_unit_test(test_doorbell_errors), cmocka_unit_test(test_null_mode), cmocka_unit_test(test_null_data),
         cmocka_unit_test(test_inject_bad_rkey), cmocka_unit_test(test_inject_bad_range),
         cmocka_unit_test(test_inject_delay),    cmocka_unit_test(test_cq_overrun),
         cmocka_unit_test(test_cq_modes),        cmocka_unit_test(test_callback_failure),

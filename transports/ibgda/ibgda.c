@@ -423,7 +423,7 @@ static int make_qp(int pe, char *area, uint64_t *db_dev, uint32_t *dbr_dev, gshm
     cfg.ncqe = r->ncqe;
     cfg.cq_collapsed = 1; /* device/ibgda.cuh reads the newest CQE only */
     cfg.cq_dbrec = r->cq_dbrec + GSHMEMI_MLX5_CQ_DBR_SET_CI;
-    cfg.null_mode = ib.nic == GSHMEMI_NIC_NULL;
+    cfg.null_data = ib.nic == GSHMEMI_NIC_NULL; /* bulk bytes skipped; signals and syncs still land */
     q->peer = pe;
     GSHMEMI_CHECK(gshmemi_nic_emul_qp_init(&q->emu, &cfg, &emul_ops, q));
     q->emu.inject.bad_rkey_at = (uint64_t)gshmemi_env.IBGDA_INJECT_BAD_RKEY;

@@ -281,7 +281,7 @@ static int do_write(gshmemi_nic_emul_qp_t *qp, const wqe_t *w)
     /* ds 2: a WRITE of no bytes (how mlx5 posts one); else a gather list */
     TRY(data_segs(qp, w, 2, GSHMEMI_NIC_EMUL_LOCAL_READ, ptr, len, &total));
     TRY(res_remote(qp, w, rkey, raddr, total, GSHMEMI_NIC_EMUL_REMOTE_WRITE, &dst));
-    if (!qp->cfg.null_mode) {
+    if (!qp->cfg.null_mode && !qp->cfg.null_data) {
         uint64_t off = 0;
         for (unsigned i = 0; i + 2 < w->ds; off += len[i], i++) {
             int rc = qp->ops->copy(qp->ctx, (uint8_t *)dst + off, ptr[i], len[i]);
@@ -301,7 +301,7 @@ static int do_read(gshmemi_nic_emul_qp_t *qp, const wqe_t *w)
     uint32_t rkey = ld32(SEG(w, 1) + 8);
     TRY(data_segs(qp, w, 2, GSHMEMI_NIC_EMUL_LOCAL_WRITE, ptr, len, &total));
     TRY(res_remote(qp, w, rkey, raddr, total, GSHMEMI_NIC_EMUL_REMOTE_READ, &src));
-    if (!qp->cfg.null_mode) {
+    if (!qp->cfg.null_mode && !qp->cfg.null_data) {
         uint64_t off = 0;
         for (unsigned i = 0; i + 2 < w->ds; off += len[i], i++) {
             int rc = qp->ops->copy(qp->ctx, ptr[i], (const uint8_t *)src + off, len[i]);

@@ -180,6 +180,9 @@ typedef struct gshmemi_nic_emul_qp_cfg {
     int cq_overrun_ignore; /* mlx5 cqc.oi: no overrun check against the consumer index */
     int null_mode;       /* complete every WQE it decodes without touching memory: no key
                           * lookup, copy, store or atomic (times the GPU side alone) */
+    int null_data;       /* RDMA WRITE and READ from data segments complete without moving their
+                          * bytes (keys still checked); inline writes and atomics execute, so
+                          * signals, barriers and collectives still work (GSHMEM_IBGDA_NIC=null) */
 } gshmemi_nic_emul_qp_cfg_t;
 
 /* Faults on purpose (the transport maps them to environment variables). WQE numbers count the
