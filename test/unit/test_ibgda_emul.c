@@ -877,7 +877,7 @@ static void test_null_data(void **state)
     memcpy(&was, rsnap + 8, 8);
     assert_true(v == was + 5);                                     /* the atomic ran */
     /* keys are still checked */
-    post_put(&h, SIG, A(h.rmem), RKEY + 1, A(h.lmem), LKEY, 8);
+    post_put(&h, SIG, A(h.rmem), 0x7777u, A(h.lmem), LKEY, 8); /* a key no region has */
     ring(&h);
     assert_int_equal(gshmemi_nic_emul_progress(&h.qp), 1);
     expect_err(&h, W, (uint16_t)(h.pi - 1), GSHMEMI_MLX5_SYNDROME_REMOTE_ACCESS_ERR, GSHMEMI_NIC_EMUL_RKEY);
