@@ -124,6 +124,24 @@ static void poll_cq(void)
     else h.polls_behind++; /* nothing new since the last poll */
 }
 
+/* A fresh harness and the engine on QP me -> peer: a collapsed CQ, as the transport makes it. */
+static void h_open(gshmemi_nic_emul_qp_t *qp, gshmemi_nic_emul_qp_cfg_t *cfg, int me, int peer)
+{
+    memset(&h, 0, sizeof(h));
+    gshmemi_mlx5_cqe_init(&h.cq[0]);
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->qpn = gshmemi_ibgda_qpn(me, peer);
+    cfg->peer = peer;
+    cfg->sq = h.sq;
+    cfg->sq_bbs = SQ_BBS;
+    cfg->sq_dbrec = &h.sq_dbrec[GSHMEMI_MLX5_DBR_SND];
+    cfg->cq = h.cq;
+    cfg->ncqe = 1;
+    cfg->cq_collapsed = 1;
+    cfg->cq_dbrec = &h.cq_dbrec[GSHMEMI_MLX5_CQ_DBR_SET_CI];
+    assert_int_equal(gshmemi_nic_emul_qp_init(qp, cfg, &h_ops, NULL), 0);
+}
+
 static void test_protocol(void **state)
 {
     gshmemi_nic_emul_qp_t qp;
@@ -131,19 +149,7 @@ static void test_protocol(void **state)
     const unsigned long long total = 3 * 65536 + 1234; /* WQEs; the 16-bit counter wraps three times */
     unsigned long long waits = 0, last_big = 0, bigs = 0, wrapped_big = 0;
     (void)state;
-    memset(&h, 0, sizeof(h));
-    gshmemi_mlx5_cqe_init(&h.cq[0]);
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.qpn = gshmemi_ibgda_qpn(0, 1);
-    cfg.peer = 1;
-    cfg.sq = h.sq;
-    cfg.sq_bbs = SQ_BBS;
-    cfg.sq_dbrec = &h.sq_dbrec[GSHMEMI_MLX5_DBR_SND];
-    cfg.cq = h.cq;
-    cfg.ncqe = 1;
-    cfg.cq_collapsed = 1;
-    cfg.cq_dbrec = &h.cq_dbrec[GSHMEMI_MLX5_CQ_DBR_SET_CI];
-    assert_int_equal(gshmemi_nic_emul_qp_init(&qp, &cfg, &h_ops, NULL), 0);
+    h_open(&qp, &cfg, 0, 1);
     for (unsigned long long i = 0; i < total; i++) {
         /* every 5th WQE a 40-byte inline put: two BBs, the second of which may wrap to slot 0 */
         const int big = i % 5 == 3;
@@ -200,19 +206,7 @@ static void test_error_cqe(void **state)
     gshmemi_nic_emul_qp_cfg_t cfg;
     uint32_t v = 7;
     (void)state;
-    memset(&h, 0, sizeof(h));
-    gshmemi_mlx5_cqe_init(&h.cq[0]);
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.qpn = gshmemi_ibgda_qpn(2, 3);
-    cfg.peer = 3;
-    cfg.sq = h.sq;
-    cfg.sq_bbs = SQ_BBS;
-    cfg.sq_dbrec = &h.sq_dbrec[GSHMEMI_MLX5_DBR_SND];
-    cfg.cq = h.cq;
-    cfg.ncqe = 1;
-    cfg.cq_collapsed = 1;
-    cfg.cq_dbrec = &h.cq_dbrec[GSHMEMI_MLX5_CQ_DBR_SET_CI];
-    assert_int_equal(gshmemi_nic_emul_qp_init(&qp, &cfg, &h_ops, NULL), 0);
+    h_open(&qp, &cfg, 2, 3);
     gshmemi_mlx5_wqe_put_inline(h.sq, 0, cfg.qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE, 0, RKEY + 1, &v, 4);
     h.sq_dbrec[GSHMEMI_MLX5_DBR_SND] = gshmemi_mlx5_sq_dbrec(1);
     assert_int_equal(gshmemi_nic_emul_progress(&qp), 1);

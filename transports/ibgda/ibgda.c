@@ -250,6 +250,21 @@ static int progress_qp(emul_qp_t *q)
     return GSHMEMI_OK;
 }
 
+/* The host threads' loop pace: spin while there was work, then pause, then sleep 20 us a turn. */
+static void idle_step(unsigned *idle, int worked)
+{
+    if (worked) {
+        *idle = 0;
+    } else if (++*idle < 4096) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    } else {
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static void *nic_main(void *arg)
 {
     unsigned idle = 0;
@@ -275,16 +290,7 @@ static void *nic_main(void *arg)
                 return NULL;
             }
         }
-        if (rang) {
-            idle = 0;
-        } else if (++idle < 4096) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
-        } else {
-            struct timespec ts = {0, 20000};
-            nanosleep(&ts, NULL);
-        }
+        idle_step(&idle, rang);
     }
     return NULL;
 }
@@ -320,16 +326,7 @@ static void *ringer_main(void *arg)
                              __ATOMIC_RELEASE);
             rang = 1;
         }
-        if (rang) {
-            idle = 0;
-        } else if (++idle < 4096) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
-        } else {
-            struct timespec ts = {0, 20000};
-            nanosleep(&ts, NULL);
-        }
+        idle_step(&idle, rang);
     }
     free(last);
     return NULL;
