@@ -1,11 +1,13 @@
 /* The IBGDA device path: a GPU thread drives the RC QP to a peer itself, with no CPU on the path
- * (the NIC reads what the thread writes). Per operation: reserve one SQ slot by an atomic on the
- * QP's counter (waiting while the SQ is full), write the WQE with the builders of mlx5_wqe.h
- * (big-endian, as the NIC reads it), fence, then in WQE order advance the send doorbell record
- * and write the doorbell. Completion: every WQE asks for a CQE in a collapsed CQ (one entry,
- * the newest completion); any waiting thread reads it, widens its 16-bit WQE counter and raises
- * the count of completed BBs, which quiet, blocking calls and back-pressure wait on. An error CQE is decoded into a message
- * naming the syndrome, the opcode and the peer, and the thread traps.
+ * (the NIC reads what the thread writes). Per operation: reserve an SQ slot by an atomic on the
+ * QP's counter (waiting while the SQ is full; the lanes of a warp posting to one QP together take
+ * their slots with one atomic), write the WQE with the builders of mlx5_wqe.h (big-endian, as the
+ * NIC reads it), fence, then in WQE order advance the send doorbell record and write the doorbell
+ * (once for such a group of lanes). Completion: every WQE asks for a CQE in a collapsed CQ (one
+ * entry, the newest completion); any waiting thread reads it, widens its 16-bit WQE counter and
+ * raises the count of completed BBs, which quiet, blocking calls and back-pressure wait on. An
+ * error CQE is decoded into a message naming the syndrome, the opcode and the peer, and the
+ * thread traps.
  *
  * WQEs are one 64-byte basic block (BB; put, get, inline p, most atomics) or two (8-byte masked
  * compare-swap: swap, set, and, or); counters count BBs, and the BBs of the WQE at each slot are
@@ -62,13 +64,17 @@ typedef struct gshmemi_ibgda_waiter {
 } gshmemi_ibgda_waiter_t;
 
 /* One miss of a wait on GPU memory: 1 once GSHMEM_DEVICE_WAIT_TIMEOUT has passed since the first
- * miss, else a short back-off (32 ns doubling to 1 us) and 0. */
+ * timed miss, else 0 after 16 plain spins, then a back-off (32 ns doubling to 1 us). */
 GSHMEMI_DEV int gshmemi_ibgda_miss(gshmemi_ibgda_waiter_t *w)
 {
+    if (w->spins < 16) { /* first spin: most waits are for another poster's ring, a few hundred ns */
+        w->spins++;
+        return 0;
+    }
     const uint64_t now = gshmemi_fifo_now_ns(), limit = gshmemi_dstate.wait_timeout_ns;
     if (w->start == 0) w->start = now ? now : 1;
     else if (limit && now - w->start >= limit) return 1;
-    __nanosleep(w->spins < 5 ? 32u << w->spins : 1024u);
+    __nanosleep(w->spins < 21 ? 32u << (w->spins - 16) : 1024u);
     w->spins++;
     return 0;
 }
@@ -142,27 +148,65 @@ GSHMEMI_DEV void *gshmemi_ibgda_wqe(const gshmemi_ibgda_qp_t *q, unsigned long l
     return (char *)q->sq + (size_t)gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs) * GSHMEMI_MLX5_SEND_WQE_BB;
 }
 
-/* Hands WQE t of nbbs BBs (written) to the NIC: once every earlier WQE is handed over, the send
- * doorbell record covers it, then the doorbell carries its first 8 bytes (as mlx5 rings). The
- * fences keep the NIC from seeing the record before the WQE, or the doorbell before the record.
- * No doorbell (GSHMEM_IBGDA_DOORBELL=cpu): the record is in host memory, where a host thread sees
- * it advance and rings. */
-static __device__ __forceinline__ void gshmemi_ibgda_ring(const gshmemi_ibgda_qp_t *q, unsigned long long t, int pe,
-                                                      const char *routine, unsigned nbbs = 1)
+/* Hands the WQEs [t, t + nbbs) (written, their BB counts stored) to the NIC: once every earlier
+ * WQE is handed over, the send doorbell record covers them, then the doorbell carries the first 8
+ * bytes of the last one (as mlx5 rings). The fences keep the NIC from seeing the record before the
+ * WQEs, or the doorbell before the record. They are GPU-scope: the SQ and the record are in GPU
+ * memory, which the NIC reads through the GPU's L2, where those fences order the writes; a
+ * system-scope fence would also wait for the doorbell's PCIe write, and cost 1.5 us of the 4.7 us a
+ * WQE took on an H100 (null NIC, one thread). Whether a ConnectX sees that order is listed as
+ * unverified (README, IBGDA). No doorbell (GSHMEM_IBGDA_DOORBELL=cpu): the record is in host
+ * memory, where a host thread sees it advance and rings. */
+static __device__ __forceinline__ void gshmemi_ibgda_ring(const gshmemi_ibgda_qp_t *q, unsigned long long t, unsigned long long last,
+                                                      unsigned nbbs, int pe, const char *routine)
 {
     volatile unsigned long long *posted = gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_POSTED);
     gshmemi_ibgda_waiter_t w = {0, 0};
-    *(volatile uint8_t *)&q->bbs[gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs)] = (uint8_t)nbbs;
-    __threadfence_system();
+    __threadfence();
     while (*posted != t)
         if (gshmemi_ibgda_miss(&w)) gshmemi_ibgda_timeout(routine, pe, "an earlier work request was never posted", *posted, t);
     ((volatile uint32_t *)q->sq_dbrec)[GSHMEMI_MLX5_DBR_SND] = gshmemi_mlx5_sq_dbrec((uint16_t)(t + nbbs));
-    __threadfence_system();
+    __threadfence();
     if (q->db) {
-        *q->db = *(const volatile uint64_t *)gshmemi_ibgda_wqe(q, t);
-        __threadfence_system();
+        *q->db = *(const volatile uint64_t *)gshmemi_ibgda_wqe(q, last);
+        __threadfence();
     }
     *posted = t + nbbs;
+}
+
+/* The lanes of a warp that post one-BB WQEs to the same QP together share one reservation and one
+ * ring (NVSHMEM-style warp aggregation): the first of them reserves n slots with one atomic and,
+ * once every lane has written its WQE, rings once for all n. A thread alone is a group of one. */
+typedef struct gshmemi_ibgda_grp {
+    unsigned long long t; /* this lane's WQE */
+    unsigned long long base;
+    unsigned peers;       /* the group's lanes */
+    unsigned n, rank;
+} gshmemi_ibgda_grp_t;
+
+GSHMEMI_DEV gshmemi_ibgda_grp_t gshmemi_ibgda_reserve1(const gshmemi_ibgda_qp_t *q, int pe, const char *routine)
+{
+    gshmemi_ibgda_grp_t g;
+    unsigned lt;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
+    g.peers = __match_any_sync(__activemask(), (unsigned long long)(uintptr_t)q);
+    g.n = __popc(g.peers);
+    g.rank = __popc(g.peers & lt);
+    unsigned long long base = 0;
+    if (g.rank == 0) base = atomicAdd(&q->ctr[GSHMEMI_IBGDA_CTR_RESV], (unsigned long long)g.n);
+    g.base = __shfl_sync(g.peers, base, __ffs(g.peers) - 1);
+    g.t = g.base + g.rank;
+    const unsigned long long needs = gshmemi_ibgda_slot_needs(g.t, q->sq_bbs);
+    if (*gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) < needs) gshmemi_ibgda_wait_done(q, needs, pe, routine);
+    return g;
+}
+
+/* This lane's WQE is written: the group's first lane rings for all of it. */
+GSHMEMI_DEV void gshmemi_ibgda_ring1(const gshmemi_ibgda_qp_t *q, const gshmemi_ibgda_grp_t &g, int pe, const char *routine)
+{
+    *(volatile uint8_t *)&q->bbs[gshmemi_mlx5_sq_slot((uint16_t)g.t, q->sq_bbs)] = 1;
+    __syncwarp(g.peers); /* every lane's WQE and BB count before the ring */
+    if (g.rank == 0) gshmemi_ibgda_ring(q, g.base, g.base + g.n - 1, g.n, pe, routine);
 }
 
 GSHMEMI_DEV uint64_t gshmemi_ibgda_offset(const void *sym) { return (uint64_t)((const char *)sym - gshmemi_dstate.heap_base); }
@@ -186,13 +230,13 @@ static __device__ __forceinline__ void gshmemi_ibgda_rma(int is_put, void *dest,
     if (n == 0) return;
     while (n) {
         const uint32_t len = n > GSHMEMI_IBGDA_MAX_MSG ? GSHMEMI_IBGDA_MAX_MSG : (uint32_t)n;
-        const unsigned long long t = gshmemi_ibgda_reserve(q, pe, routine);
+        const gshmemi_ibgda_grp_t g = gshmemi_ibgda_reserve1(q, pe, routine);
         const uint64_t raddr = q->raddr + gshmemi_ibgda_offset(sym);
-        void *wqe = gshmemi_ibgda_wqe(q, t);
-        gshmemi_mlx5_wqe_rdma(wqe, (uint16_t)t, is_put ? GSHMEMI_MLX5_OPCODE_RDMA_WRITE : GSHMEMI_MLX5_OPCODE_RDMA_READ, q->qpn,
+        gshmemi_mlx5_wqe_rdma(gshmemi_ibgda_wqe(q, g.t), (uint16_t)g.t,
+                              is_put ? GSHMEMI_MLX5_OPCODE_RDMA_WRITE : GSHMEMI_MLX5_OPCODE_RDMA_READ, q->qpn,
                               GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE, raddr, q->rkey, (uint64_t)(uintptr_t)loc, gshmemi_ibgda_lkey(q, loc), len);
-        gshmemi_ibgda_ring(q, t, pe, routine);
-        last = t;
+        gshmemi_ibgda_ring1(q, g, pe, routine);
+        last = g.t;
         sym += len;
         loc += len;
         n -= len;
@@ -204,10 +248,10 @@ static __device__ __forceinline__ void gshmemi_ibgda_rma(int is_put, void *dest,
 static __device__ __noinline__ void gshmemi_ibgda_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
 {
     const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
-    const unsigned long long t = gshmemi_ibgda_reserve(q, pe, routine);
-    gshmemi_mlx5_wqe_put_inline(gshmemi_ibgda_wqe(q, t), (uint16_t)t, q->qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE,
+    const gshmemi_ibgda_grp_t g = gshmemi_ibgda_reserve1(q, pe, routine);
+    gshmemi_mlx5_wqe_put_inline(gshmemi_ibgda_wqe(q, g.t), (uint16_t)g.t, q->qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE,
                                 q->raddr + gshmemi_ibgda_offset(sym), q->rkey, &bits, (uint32_t)width);
-    gshmemi_ibgda_ring(q, t, pe, routine);
+    gshmemi_ibgda_ring1(q, g, pe, routine);
 }
 
 /* The width-byte value at sym on pe: an RDMA READ into the result word of its slot. The word is
@@ -215,13 +259,13 @@ static __device__ __noinline__ void gshmemi_ibgda_p(void *sym, uint64_t bits, si
 static __device__ __noinline__ uint64_t gshmemi_ibgda_g(const void *sym, size_t width, int pe, const char *routine)
 {
     const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
-    const unsigned long long t = gshmemi_ibgda_reserve(q, pe, routine);
-    volatile uint64_t *word = q->result + gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs);
+    const gshmemi_ibgda_grp_t g = gshmemi_ibgda_reserve1(q, pe, routine);
+    volatile uint64_t *word = q->result + gshmemi_mlx5_sq_slot((uint16_t)g.t, q->sq_bbs);
     *word = 0; /* the READ fills the low width bytes */
-    gshmemi_mlx5_wqe_get(gshmemi_ibgda_wqe(q, t), (uint16_t)t, q->qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE,
+    gshmemi_mlx5_wqe_get(gshmemi_ibgda_wqe(q, g.t), (uint16_t)g.t, q->qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE,
                          q->raddr + gshmemi_ibgda_offset(sym), q->rkey, (uint64_t)(uintptr_t)word, q->result_lkey, (uint32_t)width);
-    gshmemi_ibgda_ring(q, t, pe, routine);
-    gshmemi_ibgda_wait_done(q, t + 1, pe, routine);
+    gshmemi_ibgda_ring1(q, g, pe, routine);
+    gshmemi_ibgda_wait_done(q, g.t + 1, pe, routine);
     return *word;
 }
 
@@ -289,7 +333,8 @@ static __device__ __forceinline__ uint64_t gshmemi_ibgda_amo(int op, void *sym, 
         uint4 *slot = (uint4 *)gshmemi_ibgda_wqe(q, t + b);
         for (unsigned i = 0; i < GSHMEMI_MLX5_SEND_WQE_BB / sizeof(uint4); i++) slot[i] = wqe[b * 4 + i];
     }
-    gshmemi_ibgda_ring(q, t, pe, routine, nbbs);
+    *(volatile uint8_t *)&q->bbs[gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs)] = (uint8_t)nbbs;
+    gshmemi_ibgda_ring(q, t, t, nbbs, pe, routine);
     if (!fetch) return 0;
     gshmemi_ibgda_wait_done(q, t + nbbs, pe, routine);
     const uint64_t old = *(volatile uint64_t *)word;
