@@ -204,6 +204,22 @@ static int pick_transports(void)
         access_why[pe] = "";
         rc = gshmemi_p2p_gpu_access(&st->tctx, pe, &rp[pe].gpu_access, &access_why[pe]);
     }
+    /* IBGDA on a ConnectX: every PE probes its device and all learn every outcome, so the routes
+     * agree on both ends of each pair (the transport's setup, at init, can still fail: then
+     * shmem_init fails, logged) */
+    if (rc == GSHMEMI_OK && gshmemi_route_wants_ibgda_hw(rp, st->n_pes, &cfg)) {
+        int *hw = calloc((size_t)st->n_pes, sizeof(int));
+        if (!hw) rc = GSHMEMI_ERR_NOMEM;
+        if (rc == GSHMEMI_OK) {
+            hw[st->my_pe] = gshmemi_ibgda_hw_probe(cfg.remote == GSHMEMI_REMOTE_IBGDA);
+            rc = st->bs->allgather(st->bs, hw, sizeof(int));
+        }
+        int n_hw = 0;
+        for (int pe = 0; pe < st->n_pes && rc == GSHMEMI_OK; pe++) n_hw += rp[pe].ibgda_hw = hw[pe];
+        free(hw);
+        /* two PEs with a ConnectX: the IBGDA transport's exchanges run on every PE */
+        st->tctx.job_uses_ibgda_hw = rc == GSHMEMI_OK && n_hw >= 2;
+    }
     for (int pe = 0; pe < st->n_pes && rc == GSHMEMI_OK; pe++) {
         const char *why = "";
         st->route[pe] = gshmemi_route_pick(rp, st->n_pes, st->my_pe, pe, &cfg, &why);
