@@ -214,11 +214,9 @@ static int pick_transports(void)
             hw[st->my_pe] = gshmemi_ibgda_hw_probe(cfg.remote == GSHMEMI_REMOTE_IBGDA);
             rc = st->bs->allgather(st->bs, hw, sizeof(int));
         }
-        int n_hw = 0;
-        for (int pe = 0; pe < st->n_pes && rc == GSHMEMI_OK; pe++) n_hw += rp[pe].ibgda_hw = hw[pe];
+        for (int pe = 0; pe < st->n_pes && rc == GSHMEMI_OK; pe++) rp[pe].ibgda_hw = hw[pe];
         free(hw);
-        /* two PEs with a ConnectX: the IBGDA transport's exchanges run on every PE */
-        st->tctx.job_uses_ibgda_hw = rc == GSHMEMI_OK && n_hw >= 2;
+        st->tctx.job_uses_ibgda_hw = rc == GSHMEMI_OK && gshmemi_route_job_uses_ibgda_hw(rp, st->n_pes, &cfg);
     }
     for (int pe = 0; pe < st->n_pes && rc == GSHMEMI_OK; pe++) {
         const char *why = "";

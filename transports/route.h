@@ -46,6 +46,10 @@ int gshmemi_route_job_uses_verbs(const gshmemi_route_peer_t *peers, int n_pes, c
  * GSHMEM_PROXY_BACKEND=auto): then every PE probes and the outcomes are allgathered into
  * ibgda_hw before any route is picked, so all PEs agree. The same answer on every PE. */
 int gshmemi_route_wants_ibgda_hw(const gshmemi_route_peer_t *peers, int n_pes, const gshmemi_route_cfg_t *cfg);
+/* 1 when some PE routes some peer through IBGDA on a ConnectX (after the probe): then every PE
+ * takes part in the IBGDA transport's exchanges. Auto takes IBGDA only when every PE opened a
+ * ConnectX, forced IBGDA wherever two did. The same answer on every PE. */
+int gshmemi_route_job_uses_ibgda_hw(const gshmemi_route_peer_t *peers, int n_pes, const gshmemi_route_cfg_t *cfg);
 
 /* 1 when some PE of the job reaches some peer other than by P2P; the same on every PE (what
  * every PE needs to agree on, e.g. the symmetric buffers of the protocol such teams use). */

@@ -110,19 +110,24 @@ int main(void)
         EXPECT(!gshmemi_route_job_uses_verbs(hw, 4, &c), "forced IBGDA hw: verbs opened");
         c.disable_p2p = 1;
         expect_route(hw, 4, 0, 1, c, GSHMEMI_ROUTE_IBGDA, "IBGDA, ConnectX");
-        /* auto: IBGDA between machines where both PEs opened a ConnectX, else the proxy; the copy
-         * engine inside a machine */
+        EXPECT(gshmemi_route_job_uses_ibgda_hw(hw, 4, &c), "forced, PEs 0-2 with a ConnectX: no IBGDA exchanges");
+        /* auto: IBGDA only when every PE opened a ConnectX, then for every peer P2P does not reach
+         * (a PE's remote peers all go one way: the device path allows no mix); else the proxy */
         c = dflt;
         EXPECT(gshmemi_route_wants_ibgda_hw(hw, 4, &c), "auto, hw, two machines: no probe");
-        expect_route(hw, 4, 0, 2, c, GSHMEMI_ROUTE_IBGDA, "IBGDA, ConnectX (another machine)");
-        expect_route(hw, 4, 2, 0, c, GSHMEMI_ROUTE_IBGDA, "IBGDA, ConnectX (another machine)");
-        expect_route(hw, 4, 0, 3, c, GSHMEMI_ROUTE_PROXY_VERBS, "which cannot use IBGDA");
+        EXPECT(!gshmemi_route_job_uses_ibgda_hw(hw, 4, &c), "auto, PE 3 without a ConnectX: IBGDA exchanges");
+        expect_route(hw, 4, 0, 2, c, GSHMEMI_ROUTE_PROXY_VERBS, "IBGDA needs every PE to open a ConnectX");
+        expect_route(hw, 4, 0, 3, c, GSHMEMI_ROUTE_PROXY_VERBS, "another machine");
         expect_route(hw, 4, 3, 0, c, GSHMEMI_ROUTE_PROXY_VERBS, "another machine");
         EXPECT(gshmemi_route_job_uses_verbs(hw, 4, &c), "auto, PE 3 without IBGDA: verbs not opened");
         hw[3].ibgda_hw = 1;
+        EXPECT(gshmemi_route_job_uses_ibgda_hw(hw, 4, &c), "auto, every PE with a ConnectX: no IBGDA exchanges");
+        expect_route(hw, 4, 0, 2, c, GSHMEMI_ROUTE_IBGDA, "IBGDA, ConnectX (another machine)");
+        expect_route(hw, 4, 3, 0, c, GSHMEMI_ROUTE_IBGDA, "IBGDA, ConnectX (another machine)");
+        expect_route(hw, 4, 0, 1, c, GSHMEMI_ROUTE_P2P, "P2P");
         EXPECT(!gshmemi_route_job_uses_verbs(hw, 4, &c), "auto, IBGDA everywhere: verbs opened");
-        c.disable_p2p = 1;
-        expect_route(hw, 4, 0, 1, c, GSHMEMI_ROUTE_PROXY_COPY, "copy engine");
+        c.disable_p2p = 1; /* no mix: this machine's peer goes through the NIC too */
+        expect_route(hw, 4, 0, 1, c, GSHMEMI_ROUTE_IBGDA, "this machine's peer through the NIC");
         c = dflt, c.backend = GSHMEMI_BACKEND_VERBS; /* the proxy's verbs asked for: no IBGDA */
         EXPECT(!gshmemi_route_wants_ibgda_hw(hw, 4, &c), "auto with GSHMEM_PROXY_BACKEND=verbs: a probe");
         expect_route(hw, 4, 0, 2, c, GSHMEMI_ROUTE_PROXY_VERBS, "GSHMEM_PROXY_BACKEND=verbs");
