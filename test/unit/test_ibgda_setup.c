@@ -346,6 +346,19 @@ static void run_job(int roce)
         log = capture_end();
         assert_non_null(strstr(log, "registering memory for IBGDA: empty range"));
         assert_null(m1);
+        /* a dmabuf registration that fails falls back to the address (one info line) */
+        fake_fail_at(1); /* the next call: the dmabuf one */
+        capture_begin();
+        assert_int_equal(gshmemi_ibgda_reg_mr(g, heap[0], sizeof(heap[0]), 6, 0, &m1, &l1, &r1), GSHMEMI_OK);
+        log = capture_end();
+        assert_non_null(strstr(log, "INFO ibgda: fake_mlx5_0: registering 8192 bytes at "));
+        assert_non_null(strstr(log, "through its dmabuf failed (Bad address); trying by address"));
+        assert_null(strstr(log, "ERROR"));
+        assert_int_equal(count_lines(log), 1);
+        assert_non_null(m1);
+        assert_int_equal(fake_live(), before + 2);
+        gshmemi_ibgda_dereg_mr(g, m1);
+        fake_fail_at(0);
     }
 
     gshmemi_ibgda_close(g);

@@ -500,19 +500,13 @@ static int dmabuf_of(void *addr, size_t size, const char *what)
     return -1;
 }
 
-/* Registers GPU memory for the NIC: dmabuf first, else by address. */
+/* Registers GPU memory for the NIC (what = its name in messages): dmabuf first, else by address. */
 static int hw_reg(void *addr, size_t size, const char *what, uint32_t *lkey, uint32_t *rkey)
 {
     gshmemi_ibgda_mr_t *mr;
     int fd = dmabuf_of(addr, size, what), rc;
-    rc = gshmemi_ibgda_reg_mr(ib.hw, addr, size, fd, 0, &mr, lkey, rkey);
-    if (fd >= 0) {
-        close(fd); /* the MR holds its own reference */
-        if (rc != GSHMEMI_OK) {
-            GSHMEMI_INFO(SUB, "%s: the dmabuf registration failed (logged above); trying by address", what);
-            rc = gshmemi_ibgda_reg_mr(ib.hw, addr, size, -1, 0, &mr, lkey, rkey);
-        }
-    }
+    rc = gshmemi_ibgda_reg_mr(ib.hw, addr, size, fd, 0, &mr, lkey, rkey); /* by address if the dmabuf fails */
+    if (fd >= 0) close(fd); /* the MR holds its own reference */
     return rc; /* the MR is released by gshmemi_ibgda_close */
 }
 

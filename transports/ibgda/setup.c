@@ -705,15 +705,23 @@ int gshmemi_ibgda_reg_mr(gshmemi_ibgda_t *g, void *addr, size_t size, int dmabuf
         g->mrs = m;
         g->cap_mrs = cap;
     }
+    char dmabuf_why[128] = "";
     errno = 0;
-    if (by_dmabuf)
+    mr = NULL;
+    if (by_dmabuf) {
         mr = gshmemi_ibv.reg_dmabuf_mr(g->pd, dmabuf_offset, size, (uint64_t)(uintptr_t)addr, dmabuf_fd, access);
-    else
-        mr = gshmemi_ibv.reg_mr(g->pd, addr, size, access);
+        if (!mr) { /* the peer-memory fallback */
+            snprintf(dmabuf_why, sizeof(dmabuf_why), "%s", strerror(errno ? errno : EIO));
+            GSHMEMI_INFO(SUB, "%s: registering %zu bytes at %p through its dmabuf failed (%s); trying by address (needs a peer-memory module such as nvidia-peermem)",
+                         g->devname, size, addr, dmabuf_why);
+            errno = 0;
+        }
+    }
+    if (!mr) mr = gshmemi_ibv.reg_mr(g->pd, addr, size, access);
     if (!mr) {
-        GSHMEMI_ERROR(SUB, "%s: registering %zu bytes at %p %s failed: %s%s", g->devname, size, addr,
-                      by_dmabuf ? "through its dmabuf" : "by address", strerror(errno ? errno : EIO),
-                      by_dmabuf ? "" : " (GPU memory needs a dmabuf or a peer-memory module such as nvidia-peermem)");
+        GSHMEMI_ERROR(SUB, "%s: registering %zu bytes at %p by address failed: %s%s%s%s", g->devname, size, addr,
+                      strerror(errno ? errno : EIO), by_dmabuf ? "; through its dmabuf: " : "", dmabuf_why,
+                      " (GPU memory needs a dmabuf or a peer-memory module such as nvidia-peermem)");
         return GSHMEMI_ERR_SYSTEM;
     }
     g->mrs[g->n_mrs++] = mr;

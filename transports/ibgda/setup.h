@@ -111,7 +111,8 @@ void gshmemi_ibgda_close(gshmemi_ibgda_t *g);
  * staging buffer) with remote read, write and atomic access: through the dmabuf when dmabuf_fd >=
  * 0 and libibverbs has ibv_reg_dmabuf_mr (the fd's offset dmabuf_offset is addr), else by address
  * (GPU memory then needs a peer-memory module). *mr is released by gshmemi_ibgda_dereg_mr or, if
- * still registered, by close. Errors logged naming the range and the way tried. */
+ * still registered, by close. A dmabuf registration that fails is retried by address (one info
+ * line). Errors logged naming the range and both ways tried. */
 typedef struct gshmemi_ibgda_mr gshmemi_ibgda_mr_t;
 int gshmemi_ibgda_reg_mr(gshmemi_ibgda_t *g, void *addr, size_t size, int dmabuf_fd, uint64_t dmabuf_offset,
                          gshmemi_ibgda_mr_t **mr, uint32_t *lkey, uint32_t *rkey);
