@@ -214,6 +214,37 @@ static void test_small_buffer(void **state)
     assert_non_null(strstr(log, "n_rc 0 is not 1..64 (GSHMEM_IBGDA_NUM_RC_PER_PE)"));
 }
 
+/* umems through a dmabuf; one whose dmabuf registration fails is registered by address (one
+ * info line), the setup goes on */
+static void test_umem_dmabuf_fallback(void **state)
+{
+    gshmemi_ibgda_t *g;
+    const char *log = "";
+    int n, rc = GSHMEMI_ERR_STATE;
+    (void)state;
+    args.wq.dmabuf_fd = 7;
+    args.cq.dmabuf_fd = 8;
+    args.dbr.dmabuf_fd = 9;
+    assert_int_equal(open_logged(&g, &log), GSHMEMI_OK);
+    assert_null(strstr(log, "dmabuf failed"));
+    gshmemi_ibgda_close(g);
+    for (n = 1; n < 100; n++) { /* the call that registers the SQ buffer's dmabuf */
+        fake_fail_at(n);
+        rc = open_logged(&g, &log);
+        if (strstr(log, "registering the SQ buffer through its dmabuf failed")) break;
+        gshmemi_ibgda_close(g);
+        assert_int_equal(fake_live(), 0);
+    }
+    assert_true(n < 100);
+    assert_int_equal(rc, GSHMEMI_OK);
+    assert_non_null(strstr(log, "INFO ibgda: fake_mlx5_0: registering the SQ buffer through its dmabuf failed (")); /* its errno */
+    assert_non_null(strstr(log, "); trying by address"));
+    assert_null(strstr(log, "ERROR"));
+    gshmemi_ibgda_close(g);
+    assert_int_equal(fake_live(), 0);
+    fake_fail_at(0);
+}
+
 /* ---- a whole setup */
 
 /* PE pe's blob as the fake job publishes it: QP numbers 0x1000 * pe + 0x10 * to + k */
@@ -659,6 +690,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_devx, setup, teardown),
         cmocka_unit_test_setup_teardown(test_device_choice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_buffer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_umem_dmabuf_fallback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_ib, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_roce, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwind, setup, teardown),

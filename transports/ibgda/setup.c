@@ -317,6 +317,12 @@ static int reg_umem(gshmemi_ibgda_t *g, const char *what, const gshmemi_ibgda_bu
         in.comp_mask = MLX5DV_UMEM_MASK_DMABUF;
         in.dmabuf_fd = b->dmabuf_fd;
         *out = mlx5.devx_umem_reg_ex(g->ctx, &in);
+        if (!*out) { /* the peer-memory fallback */
+            GSHMEMI_INFO(SUB, "%s: registering the %s buffer through its dmabuf failed (%s); trying by address (GPU memory then needs nvidia-peermem)",
+                         g->devname, what, strerror(errno ? errno : EIO));
+            errno = 0;
+            *out = mlx5.devx_umem_reg(g->ctx, b->addr, b->size, IBV_ACCESS_LOCAL_WRITE);
+        }
     } else {
         if (b->dmabuf_fd >= 0)
             GSHMEMI_INFO(SUB, "libmlx5 has no mlx5dv_devx_umem_reg_ex: the %s buffer is registered by address (GPU memory then needs nvidia-peermem)",
