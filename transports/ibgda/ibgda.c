@@ -485,6 +485,8 @@ static int make_qp(int pe, char *area, uint64_t *db_dev, uint32_t *dbr_dev, gshm
 
 #define HW_LOG_SQ_BBS 10 /* GSHMEMI_IBGDA_SQ_BBS */
 #define HW_LOG_CQES 0    /* GSHMEMI_IBGDA_NCQE: collapsed, device/ibgda.cuh reads entry 0 only */
+_Static_assert((1u << HW_LOG_SQ_BBS) == GSHMEMI_IBGDA_SQ_BBS && (1u << HW_LOG_CQES) == GSHMEMI_IBGDA_NCQE,
+               "the ConnectX QPs have the emulated ones' sizes");
 
 /* A dmabuf fd of [addr, addr+size) of GPU memory, or -1 (then memory is registered by address,
  * which needs a peer-memory module). */
