@@ -52,16 +52,16 @@ extern "C" {
     X(BOOTSTRAP_ADDR, string, "", ANY, "IPv4 address rank 0 of a unique-id job listens on (instead of GSHMEM_BOOTSTRAP_IFNAME); gshmemrun always uses 127.0.0.1") \
     X(HOST_ID, string, "", ANY, "Identity PEs are grouped by as one host (SHMEM_TEAM_SHARED, SHMEMX_TEAM_NODE, the choice of transport); unset: the host name. Lets one machine act as several hosts for testing") \
     X(DISABLE_P2P, int, "0", RANGE(0, 1), "1: no peer is reached by load/store; every other PE goes through the remote transport (tests, and hosts where P2P misbehaves)") \
-    X(REMOTE_TRANSPORT, remote, "auto", ANY, "Transport of peers not reached by P2P: auto (the proxy; IBGDA on a ConnectX is not wired in yet) | proxy | ibgda (kernels post mlx5 work requests; with GSHMEM_IBGDA_NIC=emulated or null, PEs of this machine only) | none (such a peer fails shmem_init)") \
+    X(REMOTE_TRANSPORT, remote, "auto", ANY, "Transport of peers not reached by P2P: auto (IBGDA between machines where both PEs open a ConnectX with DEVX, else the proxy, with one info line saying why) | proxy | ibgda (kernels post mlx5 work requests; with GSHMEM_IBGDA_NIC=emulated or null, PEs of this machine only; hw: a PE that cannot open a ConnectX fails shmem_init, naming why) | none (such a peer fails shmem_init)") \
     X(PROXY_BACKEND, backend, "auto", ANY, "How the host proxy moves data: auto (copy for PEs of this physical host, verbs for others) | copy | verbs") \
     X(PROXY_FIFO_SLOTS, int, "4096", CHECK(power_of_two, "a power of two, 64..1048576"), "Requests the proxy FIFO of a PE holds (64 bytes each, in pinned host memory)") \
     X(PROXY_OWN_CONTEXT, int, "-1", RANGE(-1, 1), "The copy backend's CUDA work in a context of its own: 1 | 0 | -1 (auto: when the GPU runs under MPS, where work in the application's context can wait behind the kernels it queued)") \
     X(PROXY_INJECT_ERROR, int, "0", RANGE(0, INT_MAX), "Tests: the proxy fails its Nth request (1-based) as if the backend had, to show the reported error; 0: never") \
     X(IB_DEVICE, string, "", ANY, "RDMA device the verbs backend and IBGDA open, optionally with its port (mlx5_0 or mlx5_0:1); unset: the first device with an active port (IBGDA: the first mlx5 one)") \
     X(IBGDA_DOORBELL, doorbell, "auto", ANY, "Who rings an IBGDA QP's doorbell: gpu (the kernel writes the doorbell record and the NIC's doorbell page, mapped for the GPU) | cpu (the kernel advances a producer index, a host thread rings) | auto (gpu when the doorbell page maps for the GPU, else cpu; logged)") \
-    X(IBGDA_NUM_RC_PER_PE, int, "2", RANGE(1, 64), "Reliable-connected QPs IBGDA creates per remote peer (each with its own send CQ)") \
+    X(IBGDA_NUM_RC_PER_PE, int, "2", RANGE(1, 64), "Reliable-connected QPs IBGDA creates per remote peer on a ConnectX (each with its own send CQ; the device path uses the first of them)") \
     X(IBGDA_INJECT_BAD_RKEY, int, "0", RANGE(0, INT_MAX), "Tests: the emulated IBGDA NIC fails the Nth work request (1-based) of each QP as if its rkey were unknown (an error CQE the device reports), 0: never") \
-    X(IBGDA_NIC, nic, "hw", ANY, "What executes IBGDA work requests: hw (a ConnectX through mlx5 DEVX) | emulated (a host thread per PE decodes the WQEs and executes them on this host; a test vehicle) | null (puts and gets complete without moving their bytes; inline writes and atomics, so signals and barriers, still execute; times the GPU side of posting)")
+    X(IBGDA_NIC, nic, "hw", ANY, "What executes IBGDA work requests: hw (a ConnectX through mlx5 DEVX; never run on a NIC) | emulated (a host thread per PE decodes the WQEs and executes them on this host; a test vehicle) | null (puts and gets complete without moving their bytes; inline writes and atomics, so signals and barriers, still execute; times the GPU side of posting)")
 
 /* C type of each TYPE column value. */
 typedef size_t gshmemi_env_size_t;

@@ -204,6 +204,20 @@ static int pick_transports(void)
         access_why[pe] = "";
         rc = gshmemi_p2p_gpu_access(&st->tctx, pe, &rp[pe].gpu_access, &access_why[pe]);
     }
+    /* IBGDA on a ConnectX: every PE probes its device and all learn every outcome, so the routes
+     * agree on both ends of each pair (the transport's setup, at init, can still fail: then
+     * shmem_init fails, logged) */
+    if (rc == GSHMEMI_OK && gshmemi_route_wants_ibgda_hw(rp, st->n_pes, &cfg)) {
+        int *hw = calloc((size_t)st->n_pes, sizeof(int));
+        if (!hw) rc = GSHMEMI_ERR_NOMEM;
+        if (rc == GSHMEMI_OK) {
+            hw[st->my_pe] = gshmemi_ibgda_hw_probe(cfg.remote == GSHMEMI_REMOTE_IBGDA);
+            rc = st->bs->allgather(st->bs, hw, sizeof(int));
+        }
+        for (int pe = 0; pe < st->n_pes && rc == GSHMEMI_OK; pe++) rp[pe].ibgda_hw = hw[pe];
+        free(hw);
+        st->tctx.job_uses_ibgda_hw = rc == GSHMEMI_OK && gshmemi_route_job_uses_ibgda_hw(rp, st->n_pes, &cfg);
+    }
     for (int pe = 0; pe < st->n_pes && rc == GSHMEMI_OK; pe++) {
         const char *why = "";
         st->route[pe] = gshmemi_route_pick(rp, st->n_pes, st->my_pe, pe, &cfg, &why);

@@ -26,21 +26,21 @@ void gshmemi_ibv_set_library_for_test(const char *name)
     ibv_lib_name = name ? name : "libibverbs.so.1";
 }
 
-int gshmemi_ibv_load(const char *sub, const char *user)
+int gshmemi_ibv_load_why(const char *user, char *why, size_t cap)
 {
     const char *err;
     if (ibv_lib) return GSHMEMI_OK;
     ibv_lib = dlopen(ibv_lib_name, RTLD_NOW | RTLD_LOCAL);
     if (!ibv_lib) {
         err = dlerror();
-        GSHMEMI_INFO(sub, "%s is missing (%s): no %s on this host (install rdma-core's libibverbs)", ibv_lib_name,
-                     err ? err : "dlopen failed", user);
+        snprintf(why, cap, "%s is missing (%s): no %s on this host (install rdma-core's libibverbs)", ibv_lib_name,
+                 err ? err : "dlopen failed", user);
         return GSHMEMI_ERR_UNSUPPORTED;
     }
 #define GSHMEMI_IBV_LOAD(fn)                                                                      \
     gshmemi_ibv.fn = (__typeof__(gshmemi_ibv.fn))dlsym(ibv_lib, "ibv_" #fn);                      \
     if (!gshmemi_ibv.fn) {                                                                        \
-        GSHMEMI_INFO(sub, "%s has no ibv_" #fn ": no %s on this host", ibv_lib_name, user);       \
+        snprintf(why, cap, "%s has no ibv_" #fn ": no %s on this host", ibv_lib_name, user);     \
         ibv_unload();                                                                             \
         return GSHMEMI_ERR_UNSUPPORTED;                                                           \
     }
@@ -48,6 +48,14 @@ int gshmemi_ibv_load(const char *sub, const char *user)
 #undef GSHMEMI_IBV_LOAD
     gshmemi_ibv.reg_dmabuf_mr = (__typeof__(gshmemi_ibv.reg_dmabuf_mr))dlsym(ibv_lib, "ibv_reg_dmabuf_mr");
     return GSHMEMI_OK;
+}
+
+int gshmemi_ibv_load(const char *sub, const char *user)
+{
+    char why[512];
+    int rc = gshmemi_ibv_load_why(user, why, sizeof(why));
+    if (rc == GSHMEMI_ERR_UNSUPPORTED) GSHMEMI_INFO(sub, "%s", why);
+    return rc;
 }
 
 int gshmemi_ibv_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *attr)

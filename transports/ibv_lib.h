@@ -50,6 +50,8 @@ extern gshmemi_ibv_t gshmemi_ibv;
 /* Loads libibverbs once. GSHMEMI_ERR_UNSUPPORTED with one info line (subsystem sub: "<lib> is
  * missing (...): no <user> on this host") when the library or an entry point is missing. */
 int gshmemi_ibv_load(const char *sub, const char *user);
+/* The same, silent: on GSHMEMI_ERR_UNSUPPORTED why says what is missing (what the other logs). */
+int gshmemi_ibv_load_why(const char *user, char *why, size_t cap);
 
 /* Tests: the library gshmemi_ibv_load opens (default "libibverbs.so.1"); NULL restores the
  * default. Unloads a loaded one. */

@@ -2,13 +2,20 @@
 
 #include "../runtime/env.h"
 
+/* Every PE of the job opened a ConnectX (probed, and agreed over the bootstrap). */
+static int all_ibgda_hw(const gshmemi_route_peer_t *peers, int n_pes)
+{
+    for (int pe = 0; pe < n_pes; pe++)
+        if (!peers[pe].ibgda_hw) return 0;
+    return n_pes > 0;
+}
+
 int gshmemi_route_pick(const gshmemi_route_peer_t *peers, int n_pes, int me, int pe, const gshmemi_route_cfg_t *cfg,
                        const char **why)
 {
     const gshmemi_route_peer_t *a = &peers[me], *b = &peers[pe];
     const int same_machine = a->machine == b->machine;
 
-    (void)n_pes;
     if (pe == me) {
         *why = "this PE";
         return GSHMEMI_ROUTE_P2P;
@@ -22,12 +29,18 @@ int gshmemi_route_pick(const gshmemi_route_peer_t *peers, int n_pes, int me, int
         return GSHMEMI_ROUTE_NONE;
     }
     if (cfg->remote == GSHMEMI_REMOTE_IBGDA) {
-        /* The emulated NIC executes WQEs with the copy engine between heaps mapped here, so it
-         * reaches the PEs of this machine whose GPU this one can access; the hardware path is
-         * not wired into the transport yet. */
+        /* A ConnectX reaches any peer whose PE opened one too (an RC QP pair). The emulated NIC
+         * executes WQEs with the copy engine between heaps mapped here, so it reaches the PEs of
+         * this machine whose GPU this one can access. */
         if (cfg->nic == GSHMEMI_NIC_HW) {
-            *why = "GSHMEM_REMOTE_TRANSPORT=ibgda with GSHMEM_IBGDA_NIC=hw: IBGDA on a ConnectX is not wired into the transport "
-                   "yet (GSHMEM_IBGDA_NIC=emulated runs it between PEs of one machine; GSHMEM_REMOTE_TRANSPORT=auto takes the proxy)";
+            if (a->ibgda_hw && b->ibgda_hw) {
+                *why = "IBGDA, ConnectX (GSHMEM_REMOTE_TRANSPORT=ibgda)";
+                return GSHMEMI_ROUTE_IBGDA;
+            }
+            *why = a->ibgda_hw ? "GSHMEM_REMOTE_TRANSPORT=ibgda with GSHMEM_IBGDA_NIC=hw: the peer cannot use IBGDA (its log says why)"
+                               : "GSHMEM_REMOTE_TRANSPORT=ibgda with GSHMEM_IBGDA_NIC=hw: this PE cannot use IBGDA (logged above; "
+                                 "GSHMEM_IBGDA_NIC=emulated runs it between PEs of one machine, GSHMEM_REMOTE_TRANSPORT=auto falls "
+                                 "back to the proxy)";
             return GSHMEMI_ROUTE_NONE;
         }
         if (same_machine && b->gpu_access) {
@@ -38,6 +51,13 @@ int gshmemi_route_pick(const gshmemi_route_peer_t *peers, int n_pes, int me, int
         *why = same_machine ? "GSHMEM_IBGDA_NIC=emulated needs this GPU to have peer access to the peer's GPU"
                             : "GSHMEM_IBGDA_NIC=emulated only reaches PEs of this machine";
         return GSHMEMI_ROUTE_NONE;
+    }
+    /* auto: IBGDA when every PE of the job opened a ConnectX, for every peer P2P does not reach
+     * (the device path takes IBGDA for all of a PE's remote peers or for none: no mix with the
+     * proxy); else the proxy for all */
+    if (cfg->backend == GSHMEMI_BACKEND_AUTO && cfg->nic == GSHMEMI_NIC_HW && all_ibgda_hw(peers, n_pes)) {
+        *why = same_machine ? "IBGDA, ConnectX (every PE has one; this machine's peer through the NIC)" : "IBGDA, ConnectX (another machine)";
+        return GSHMEMI_ROUTE_IBGDA;
     }
     if (cfg->backend == GSHMEMI_BACKEND_VERBS) {
         *why = "proxy, verbs (GSHMEM_PROXY_BACKEND=verbs)";
@@ -58,8 +78,32 @@ int gshmemi_route_pick(const gshmemi_route_peer_t *peers, int n_pes, int me, int
                "(GSHMEM_PROXY_BACKEND=verbs would use an RDMA NIC)";
         return GSHMEMI_ROUTE_NONE;
     }
-    *why = "proxy, verbs (another machine)";
+    *why = a->ibgda_hw ? "proxy, verbs (another machine; IBGDA needs every PE to open a ConnectX, and one could not: its log says why)"
+                       : "proxy, verbs (another machine)";
     return GSHMEMI_ROUTE_PROXY_VERBS;
+}
+
+static int several_machines(const gshmemi_route_peer_t *peers, int n_pes)
+{
+    for (int pe = 1; pe < n_pes; pe++)
+        if (peers[pe].machine != peers[0].machine) return 1;
+    return 0;
+}
+
+int gshmemi_route_wants_ibgda_hw(const gshmemi_route_peer_t *peers, int n_pes, const gshmemi_route_cfg_t *cfg)
+{
+    if (cfg->nic != GSHMEMI_NIC_HW) return 0;
+    if (cfg->remote == GSHMEMI_REMOTE_IBGDA) return gshmemi_route_job_has_remote(peers, n_pes, cfg);
+    return cfg->remote == GSHMEMI_REMOTE_AUTO && cfg->backend == GSHMEMI_BACKEND_AUTO && several_machines(peers, n_pes);
+}
+
+int gshmemi_route_job_uses_ibgda_hw(const gshmemi_route_peer_t *peers, int n_pes, const gshmemi_route_cfg_t *cfg)
+{
+    int n_hw = 0;
+    if (!gshmemi_route_wants_ibgda_hw(peers, n_pes, cfg)) return 0;
+    if (cfg->remote == GSHMEMI_REMOTE_AUTO) return all_ibgda_hw(peers, n_pes);
+    for (int pe = 0; pe < n_pes; pe++) n_hw += peers[pe].ibgda_hw != 0;
+    return n_hw >= 2; /* forced: a PE without one fails init (its remote peers have no route) */
 }
 
 int gshmemi_route_job_uses_verbs(const gshmemi_route_peer_t *peers, int n_pes, const gshmemi_route_cfg_t *cfg)
@@ -68,10 +112,10 @@ int gshmemi_route_job_uses_verbs(const gshmemi_route_peer_t *peers, int n_pes, c
     if (cfg->backend == GSHMEMI_BACKEND_COPY) return 0;
     /* forced: used wherever some PE has a non-P2P peer */
     if (cfg->backend == GSHMEMI_BACKEND_VERBS) return gshmemi_route_job_has_remote(peers, n_pes, cfg);
-    /* auto: verbs only between machines */
-    for (int pe = 1; pe < n_pes; pe++)
-        if (peers[pe].machine != peers[0].machine) return 1;
-    return 0;
+    /* auto: verbs only between machines, unless every PE opened a ConnectX for IBGDA (then IBGDA
+     * serves every pair of machines) */
+    if (!several_machines(peers, n_pes)) return 0;
+    return cfg->nic != GSHMEMI_NIC_HW || !all_ibgda_hw(peers, n_pes);
 }
 
 int gshmemi_route_job_has_remote(const gshmemi_route_peer_t *peers, int n_pes, const gshmemi_route_cfg_t *cfg)

@@ -32,6 +32,8 @@ typedef struct gshmemi_transport_ctx {
     const struct gshmemi_transport *const *pe_transport; /* [n_pes] the transport serving each PE */
     const int *route;        /* [n_pes] GSHMEMI_ROUTE_* (transports/route.h) of each PE */
     int job_uses_verbs;      /* some PE routes some peer through verbs: every PE sets it up (collective) */
+    int job_uses_ibgda_hw;   /* the routes depend on IBGDA on a ConnectX (every PE probed): every PE
+                              * takes part in the IBGDA transport's exchanges (collective) */
     gshmemi_proxy_fifo_t *dev_proxy; /* the device state's proxy FIFO, filled by the proxy transport */
     const gshmemi_ibgda_qp_t **dev_ibgda; /* the device state's IBGDA QP array, filled by the IBGDA transport */
     char **peer_base;        /* [n_pes] where each PE's heap is mapped here for loads and stores: set

@@ -5,7 +5,9 @@
  * setup creates its CQs and QPs, publishes a blob and connects to RTS, InfiniBand and RoCE, with
  * the commands' fields checked; a fake whose n-th call fails, for every n, leaves no object
  * behind (memory regions included); the blob checks and the doorbell-mode decision with their
- * messages. */
+ * messages; the route's probe (one line naming why there is no IBGDA: info under auto, error
+ * when forced; nothing kept) and the device records the transport fills for GSHMEM_IBGDA_NIC=hw
+ * (first QP of each peer, collapsed CQ of one CQE, doorbell register or none). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -212,6 +214,37 @@ static void test_small_buffer(void **state)
     assert_non_null(strstr(log, "n_rc 0 is not 1..64 (GSHMEM_IBGDA_NUM_RC_PER_PE)"));
 }
 
+/* umems through a dmabuf; one whose dmabuf registration fails is registered by address (one
+ * info line), the setup goes on */
+static void test_umem_dmabuf_fallback(void **state)
+{
+    gshmemi_ibgda_t *g;
+    const char *log = "";
+    int n, rc = GSHMEMI_ERR_STATE;
+    (void)state;
+    args.wq.dmabuf_fd = 7;
+    args.cq.dmabuf_fd = 8;
+    args.dbr.dmabuf_fd = 9;
+    assert_int_equal(open_logged(&g, &log), GSHMEMI_OK);
+    assert_null(strstr(log, "dmabuf failed"));
+    gshmemi_ibgda_close(g);
+    for (n = 1; n < 100; n++) { /* the call that registers the SQ buffer's dmabuf */
+        fake_fail_at(n);
+        rc = open_logged(&g, &log);
+        if (strstr(log, "registering the SQ buffer through its dmabuf failed")) break;
+        gshmemi_ibgda_close(g);
+        assert_int_equal(fake_live(), 0);
+    }
+    assert_true(n < 100);
+    assert_int_equal(rc, GSHMEMI_OK);
+    assert_non_null(strstr(log, "INFO ibgda: fake_mlx5_0: registering the SQ buffer through its dmabuf failed (")); /* its errno */
+    assert_non_null(strstr(log, "); trying by address"));
+    assert_null(strstr(log, "ERROR"));
+    gshmemi_ibgda_close(g);
+    assert_int_equal(fake_live(), 0);
+    fake_fail_at(0);
+}
+
 /* ---- a whole setup */
 
 /* PE pe's blob as the fake job publishes it: QP numbers 0x1000 * pe + 0x10 * to + k */
@@ -344,6 +377,19 @@ static void run_job(int roce)
         log = capture_end();
         assert_non_null(strstr(log, "registering memory for IBGDA: empty range"));
         assert_null(m1);
+        /* a dmabuf registration that fails falls back to the address (one info line) */
+        fake_fail_at(1); /* the next call: the dmabuf one */
+        capture_begin();
+        assert_int_equal(gshmemi_ibgda_reg_mr(g, heap[0], sizeof(heap[0]), 6, 0, &m1, &l1, &r1), GSHMEMI_OK);
+        log = capture_end();
+        assert_non_null(strstr(log, "INFO ibgda: fake_mlx5_0: registering 8192 bytes at "));
+        assert_non_null(strstr(log, "through its dmabuf failed (Bad address); trying by address"));
+        assert_null(strstr(log, "ERROR"));
+        assert_int_equal(count_lines(log), 1);
+        assert_non_null(m1);
+        assert_int_equal(fake_live(), before + 2);
+        gshmemi_ibgda_dereg_mr(g, m1);
+        fake_fail_at(0);
     }
 
     gshmemi_ibgda_close(g);
@@ -491,6 +537,149 @@ static void test_doorbell_mode(void **state)
     assert_non_null(strstr(log, "ERROR ibgda: GSHMEM_IBGDA_DOORBELL=gpu, but the doorbell page could not be mapped for the GPU (no PeerMappingOverride); set GSHMEM_IBGDA_DOORBELL=cpu or auto"));
 }
 
+/* ---- what the transport (ibgda.c, GSHMEM_IBGDA_NIC=hw) uses */
+
+static int probe_logged(int forced, const char **log)
+{
+    int r;
+    capture_begin();
+    r = gshmemi_ibgda_probe(forced);
+    *log = capture_end();
+    return r;
+}
+
+/* the route's probe: one line naming why, info under auto (the proxy serves), error when forced;
+ * nothing kept either way */
+static void test_probe(void **state)
+{
+    const char *log;
+    (void)state;
+    fake_config(0, 0, 1, 1); /* no device */
+    assert_int_equal(probe_logged(0, &log), 0);
+    assert_non_null(strstr(log, "INFO ibgda: GSHMEM_REMOTE_TRANSPORT=auto: the proxy serves this PE's remote peers, no IBGDA: no RDMA "
+                                "device on this host (libibverbs lists none): no IBGDA"));
+    assert_int_equal(count_lines(log), 1);
+    assert_int_equal(probe_logged(1, &log), 0);
+    assert_non_null(strstr(log, "ERROR ibgda: GSHMEM_REMOTE_TRANSPORT=ibgda with GSHMEM_IBGDA_NIC=hw, but this PE cannot use IBGDA: no RDMA "
+                                "device on this host"));
+    assert_int_equal(count_lines(log), 1);
+    gshmemi_log_level = GSHMEMI_LOG_WARN; /* the forced error shows at any level, the auto line at info only */
+    assert_int_equal(probe_logged(0, &log), 0);
+    assert_int_equal(count_lines(log), 0);
+    assert_int_equal(probe_logged(1, &log), 0);
+    assert_int_equal(count_lines(log), 1);
+    gshmemi_log_level = GSHMEMI_LOG_INFO;
+
+    fake_config(1, 0, 1, 1); /* not mlx5 */
+    assert_int_equal(probe_logged(0, &log), 0);
+    assert_non_null(strstr(log, "no IBGDA: no mlx5 RDMA device (fake_other_0 is not an mlx5 (ConnectX) device"));
+    assert_int_equal(count_lines(log), 1);
+    fake_config(1, 1, 1, 0); /* no DEVX */
+    assert_int_equal(probe_logged(1, &log), 0);
+    assert_non_null(strstr(log, "cannot use IBGDA: no usable mlx5 device (fake_mlx5_0: mlx5dv_open_device with DEVX failed: "));
+    assert_int_equal(count_lines(log), 1);
+    assert_int_equal(fake_live(), 0);
+
+    gshmemi_ibgda_set_libraries_for_test("libibverbs-gshmem-test-missing.so.1", FAKE_MLX5);
+    assert_int_equal(probe_logged(0, &log), 0);
+    assert_non_null(strstr(log, "no IBGDA: libibverbs-gshmem-test-missing.so.1 is missing ("));
+    assert_int_equal(count_lines(log), 1);
+    gshmemi_ibgda_set_libraries_for_test(FAKE_MLX5, FAKE_MLX5);
+
+    env_ib_device = "mlx5_9"; /* named and absent: its own error, then the line */
+    assert_int_equal(gshmemi_env_load(fake_get, &gshmemi_env), GSHMEMI_OK);
+    fake_config(1, 1, 1, 1);
+    assert_int_equal(probe_logged(0, &log), 0);
+    assert_non_null(strstr(log, "GSHMEM_IB_DEVICE=mlx5_9: no such RDMA device on this host"));
+    assert_non_null(strstr(log, "no IBGDA: the device GSHMEM_IB_DEVICE=mlx5_9 names cannot be used (logged above)"));
+    assert_int_equal(count_lines(log), 2);
+    env_ib_device = NULL;
+    assert_int_equal(gshmemi_env_load(fake_get, &gshmemi_env), GSHMEMI_OK);
+
+    assert_int_equal(probe_logged(0, &log), 1); /* a ConnectX: opened, and closed again */
+    assert_non_null(strstr(log, "fake_mlx5_0 port 1 opens with DEVX"));
+    assert_int_equal(count_lines(log), 1);
+    assert_int_equal(fake_live(), 0);
+}
+
+/* the device records from the setup: the first QP of each peer, collapsed CQs of one CQE, the
+ * doorbell register or none (cpu doorbells), the aux areas in peer order */
+static void check_records(int gpu_doorbell)
+{
+    gshmemi_ibgda_t *g;
+    gshmemi_ibgda_qp_t recs[N_PES];
+    gshmemi_ibgda_gpu_view_t v;
+    gshmemi_ibgda_qp_info_t qi;
+    const char *log;
+    const uint8_t *c;
+    int mode = -1, slot = 0;
+    char *gpu = (char *)(uintptr_t)0x7f0000000000ull, *host_dbr = (char *)(uintptr_t)0x200000000ull; /* addresses only: never touched */
+
+    args.log_cqes = 0;
+    args.collapsed_cq = 1;
+    assert_int_equal(open_logged(&g, &log), GSHMEMI_OK);
+    c = fake_last(0x400); /* CREATE_CQ: collapsed, one CQE */
+    assert_int_equal(bits(c, 0x80 + 0xb, 1), 1);
+    assert_int_equal(bits(c, 0x80 + 0x63, 5), 0);
+
+    capture_begin();
+    assert_int_equal(gshmemi_ibgda_doorbell_mode(GSHMEMI_DOORBELL_AUTO, gpu_doorbell, gpu_doorbell ? NULL : "cudaHostRegister failed",
+                                                 &mode), GSHMEMI_OK);
+    capture_end();
+    assert_int_equal(mode, gpu_doorbell ? GSHMEMI_DOORBELL_GPU : GSHMEMI_DOORBELL_CPU);
+    memset(&v, 0, sizeof(v));
+    memset(recs, 0xab, sizeof(recs));
+    recs[0].sq = NULL; /* this PE: not filled */
+    v.wq = gpu;
+    v.cq = gpu + lay.wq_bytes;
+    v.dbr = v.dbr_cq = mode == GSHMEMI_DOORBELL_CPU ? host_dbr : gpu + lay.wq_bytes + lay.cq_bytes;
+    v.db = mode == GSHMEMI_DOORBELL_GPU ? (volatile uint64_t *)(gpu + (1u << 30)) : NULL;
+    v.aux = gpu + (2u << 30);
+    v.aux_stride = gshmemi_ibgda_aux_bytes(1u << LOG_SQ);
+    assert_int_equal(v.aux_stride, 4096); /* 384 + 64 * 8 + 64 bytes, a page */
+    assert_int_equal(gshmemi_ibgda_aux_bytes(1024), 12288); /* the transport's 1024 slots: 384 + 8192 + 1024, three pages */
+    assert_int_equal(gshmemi_ibgda_fill_records(g, &v, recs), N_PES - 1);
+    assert_null(recs[0].sq);
+    for (int q = 0; q < gshmemi_ibgda_n_qps(g); q++) {
+        gshmemi_ibgda_qp_t *r;
+        gshmemi_ibgda_qp_info(g, q, &qi);
+        if (qi.k != 0) continue; /* the device path drives the first QP of each peer */
+        r = &recs[qi.peer];
+        assert_ptr_equal(r->sq, gpu + qi.wq_offset);
+        assert_ptr_equal(r->cq, v.cq + qi.cq_offset);
+        assert_ptr_equal(r->sq_dbrec, v.dbr + qi.qp_dbr_offset);
+        assert_ptr_equal(r->cq_dbrec, v.dbr + qi.cq_dbr_offset);
+        assert_ptr_equal(r->db, v.db);
+        assert_ptr_equal(r->ctr, v.aux + (size_t)slot * v.aux_stride);
+        assert_ptr_equal(r->result, (char *)r->ctr + 48 * 8);
+        assert_ptr_equal(r->bbs, (char *)r->result + 64 * 8);
+        assert_int_equal(r->sq_bbs, 1u << LOG_SQ);
+        assert_int_equal(r->ncqe, 1);
+        assert_int_equal(r->qpn, qi.qpn);
+        assert_int_equal(r->lkey, 0); /* keys come with the heap's registration */
+        assert_int_equal(r->rkey, 0);
+        assert_int_equal(r->raddr, 0);
+        slot++;
+    }
+    assert_int_equal(slot, N_PES - 1);
+    if (mode == GSHMEMI_DOORBELL_CPU) assert_true((char *)recs[1].sq_dbrec >= host_dbr && (char *)recs[2].sq_dbrec < host_dbr + lay.dbr_bytes);
+    else assert_non_null(recs[1].db);
+    gshmemi_ibgda_close(g);
+    assert_int_equal(fake_live(), 0);
+}
+
+static void test_records_gpu_doorbell(void **state)
+{
+    (void)state;
+    check_records(1);
+}
+
+static void test_records_cpu_doorbell(void **state)
+{
+    (void)state;
+    check_records(0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -501,12 +690,16 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_devx, setup, teardown),
         cmocka_unit_test_setup_teardown(test_device_choice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_small_buffer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_umem_dmabuf_fallback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_ib, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_roce, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blob_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_layout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_doorbell_mode, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_probe, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_records_gpu_doorbell, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_records_cpu_doorbell, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

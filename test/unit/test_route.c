@@ -38,13 +38,13 @@ int main(void)
     const gshmemi_route_cfg_t dflt = {0, GSHMEMI_REMOTE_AUTO, GSHMEMI_BACKEND_AUTO, GSHMEMI_NIC_HW};
     gshmemi_route_cfg_t c;
     /* 4 PEs on one machine, one GPU shared: every GPU reaches every other */
-    gshmemi_route_peer_t one[4] = {{7, 100, 1}, {7, 100, 1}, {7, 100, 1}, {7, 100, 1}};
+    gshmemi_route_peer_t one[4] = {{7, 100, 1, 0}, {7, 100, 1, 0}, {7, 100, 1, 0}, {7, 100, 1, 0}};
     /* the same machine split into two hosts of two by GSHMEM_HOST_ID */
-    gshmemi_route_peer_t split[4] = {{1, 100, 1}, {1, 100, 1}, {2, 100, 1}, {2, 100, 1}};
+    gshmemi_route_peer_t split[4] = {{1, 100, 1, 0}, {1, 100, 1, 0}, {2, 100, 1, 0}, {2, 100, 1, 0}};
     /* two machines of two PEs (PE 0's view: gpu_access only for its machine) */
-    gshmemi_route_peer_t two[4] = {{1, 100, 1}, {1, 100, 1}, {2, 200, 0}, {2, 200, 0}};
+    gshmemi_route_peer_t two[4] = {{1, 100, 1, 0}, {1, 100, 1, 0}, {2, 200, 0, 0}, {2, 200, 0, 0}};
     /* one machine, PE 3's GPU without peer access */
-    gshmemi_route_peer_t noacc[4] = {{7, 100, 1}, {7, 100, 1}, {7, 100, 1}, {7, 100, 0}};
+    gshmemi_route_peer_t noacc[4] = {{7, 100, 1, 0}, {7, 100, 1, 0}, {7, 100, 1, 0}, {7, 100, 0, 0}};
 
     expect_route(one, 4, 0, 0, dflt, GSHMEMI_ROUTE_P2P, "this PE");
     expect_route(one, 4, 0, 3, dflt, GSHMEMI_ROUTE_P2P, "P2P");
@@ -94,14 +94,57 @@ int main(void)
     expect_route(noacc, 4, 0, 1, c, GSHMEMI_ROUTE_P2P, "P2P");
     c.nic = GSHMEMI_NIC_NULL;
     expect_route(split, 4, 1, 3, c, GSHMEMI_ROUTE_IBGDA, "null NIC");
-    c.nic = GSHMEMI_NIC_HW; /* forced on hardware: refused, naming the setting and the way out */
-    expect_route(split, 4, 0, 2, c, GSHMEMI_ROUTE_NONE, "GSHMEM_IBGDA_NIC=hw");
+    c.nic = GSHMEMI_NIC_HW; /* forced on hardware, no PE opened a ConnectX: refused, naming the setting and the way out */
+    EXPECT(gshmemi_route_wants_ibgda_hw(split, 4, &c), "forced IBGDA hw with remote peers: no probe");
+    expect_route(split, 4, 0, 2, c, GSHMEMI_ROUTE_NONE, "GSHMEM_IBGDA_NIC=hw: this PE cannot use IBGDA");
     expect_route(split, 4, 0, 2, c, GSHMEMI_ROUTE_NONE, "GSHMEM_IBGDA_NIC=emulated");
-    /* auto keeps the proxy, whatever the NIC setting */
+    expect_route(split, 4, 0, 1, c, GSHMEMI_ROUTE_P2P, "P2P");
+    EXPECT(!gshmemi_route_wants_ibgda_hw(one, 4, &c), "forced IBGDA hw, every peer P2P: a probe");
+    {
+        /* forced, ConnectX opened: every remote peer whose PE opened one too, of any machine */
+        gshmemi_route_peer_t hw[4] = {{1, 100, 1, 1}, {1, 100, 1, 1}, {2, 200, 0, 1}, {3, 300, 0, 0}};
+        expect_route(hw, 4, 0, 2, c, GSHMEMI_ROUTE_IBGDA, "IBGDA, ConnectX");
+        expect_route(hw, 4, 0, 1, c, GSHMEMI_ROUTE_P2P, "P2P");
+        expect_route(hw, 4, 0, 3, c, GSHMEMI_ROUTE_NONE, "the peer cannot use IBGDA");
+        expect_route(hw, 4, 3, 0, c, GSHMEMI_ROUTE_NONE, "this PE cannot use IBGDA");
+        EXPECT(!gshmemi_route_job_uses_verbs(hw, 4, &c), "forced IBGDA hw: verbs opened");
+        c.disable_p2p = 1;
+        expect_route(hw, 4, 0, 1, c, GSHMEMI_ROUTE_IBGDA, "IBGDA, ConnectX");
+        EXPECT(gshmemi_route_job_uses_ibgda_hw(hw, 4, &c), "forced, PEs 0-2 with a ConnectX: no IBGDA exchanges");
+        /* auto: IBGDA only when every PE opened a ConnectX, then for every peer P2P does not reach
+         * (a PE's remote peers all go one way: the device path allows no mix); else the proxy */
+        c = dflt;
+        EXPECT(gshmemi_route_wants_ibgda_hw(hw, 4, &c), "auto, hw, two machines: no probe");
+        EXPECT(!gshmemi_route_job_uses_ibgda_hw(hw, 4, &c), "auto, PE 3 without a ConnectX: IBGDA exchanges");
+        expect_route(hw, 4, 0, 2, c, GSHMEMI_ROUTE_PROXY_VERBS, "IBGDA needs every PE to open a ConnectX");
+        expect_route(hw, 4, 0, 3, c, GSHMEMI_ROUTE_PROXY_VERBS, "another machine");
+        expect_route(hw, 4, 3, 0, c, GSHMEMI_ROUTE_PROXY_VERBS, "another machine");
+        EXPECT(gshmemi_route_job_uses_verbs(hw, 4, &c), "auto, PE 3 without IBGDA: verbs not opened");
+        hw[3].ibgda_hw = 1;
+        EXPECT(gshmemi_route_job_uses_ibgda_hw(hw, 4, &c), "auto, every PE with a ConnectX: no IBGDA exchanges");
+        expect_route(hw, 4, 0, 2, c, GSHMEMI_ROUTE_IBGDA, "IBGDA, ConnectX (another machine)");
+        expect_route(hw, 4, 3, 0, c, GSHMEMI_ROUTE_IBGDA, "IBGDA, ConnectX (another machine)");
+        expect_route(hw, 4, 0, 1, c, GSHMEMI_ROUTE_P2P, "P2P");
+        EXPECT(!gshmemi_route_job_uses_verbs(hw, 4, &c), "auto, IBGDA everywhere: verbs opened");
+        c.disable_p2p = 1; /* no mix: this machine's peer goes through the NIC too */
+        expect_route(hw, 4, 0, 1, c, GSHMEMI_ROUTE_IBGDA, "this machine's peer through the NIC");
+        c = dflt, c.backend = GSHMEMI_BACKEND_VERBS; /* the proxy's verbs asked for: no IBGDA */
+        EXPECT(!gshmemi_route_wants_ibgda_hw(hw, 4, &c), "auto with GSHMEM_PROXY_BACKEND=verbs: a probe");
+        expect_route(hw, 4, 0, 2, c, GSHMEMI_ROUTE_PROXY_VERBS, "GSHMEM_PROXY_BACKEND=verbs");
+        c = dflt, c.nic = GSHMEMI_NIC_EMULATED;
+        EXPECT(!gshmemi_route_wants_ibgda_hw(hw, 4, &c), "auto with the emulated NIC: a probe");
+        expect_route(hw, 4, 0, 2, c, GSHMEMI_ROUTE_PROXY_VERBS, "another machine");
+    }
+    /* auto on one machine keeps the proxy, whatever the NIC setting, and probes nothing */
     c = dflt, c.nic = GSHMEMI_NIC_EMULATED, c.disable_p2p = 1;
     expect_route(one, 4, 0, 2, c, GSHMEMI_ROUTE_PROXY_COPY, "copy engine");
     c.nic = GSHMEMI_NIC_HW;
     expect_route(split, 4, 0, 2, c, GSHMEMI_ROUTE_PROXY_COPY, "copy engine");
+    EXPECT(!gshmemi_route_wants_ibgda_hw(split, 4, &c), "auto on one machine: a probe");
+    EXPECT(!gshmemi_route_wants_ibgda_hw(one, 4, &c), "auto on one machine, P2P disabled: a probe");
+    c = dflt;
+    EXPECT(gshmemi_route_wants_ibgda_hw(two, 4, &c), "auto across machines: no probe");
+    expect_route(two, 4, 0, 2, c, GSHMEMI_ROUTE_PROXY_VERBS, "another machine"); /* nobody opened a ConnectX */
 
     /* forced verbs: every remote peer, even on this machine */
     c = dflt, c.backend = GSHMEMI_BACKEND_VERBS, c.disable_p2p = 1;

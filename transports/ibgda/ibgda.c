@@ -22,15 +22,29 @@
  * Keys and QP numbers are made up, consistently: PE p's heap is one memory region with key
  * KEY_HEAP | p (lkey = rkey), the result words KEY_RESULT | p, and local buffers outside the heap
  * KEY_BUF | p, which the emulator accepts anywhere in device memory (a ConnectX would need such a
- * buffer registered: not modelled). Hardware (GSHMEM_IBGDA_NIC=hw) is not wired in yet
- * (transports/route.c refuses it when forced; auto takes the proxy). */
+ * buffer registered: not modelled).
+ *
+ * Hardware (GSHMEM_IBGDA_NIC=hw; NOT RUN ON A NIC: written blind, see setup.c for what only a
+ * ConnectX can confirm): setup.c opens the device with DEVX and makes GSHMEM_IBGDA_NUM_RC_PER_PE
+ * RC QPs per peer routed here, their SQs, collapsed CQs (one CQE) and doorbell records in one VMM
+ * allocation (umems through dmabuf where the driver gives one), the per-peer counters, result
+ * words and BB counts after them. The QP numbers are allgathered in connect (a blob of setup.c's
+ * format, over the bootstrap: its size depends on the job, the transport's own blob does not),
+ * the QPs go to RTS, and each heap chunk is registered (dmabuf first) and its rkeys allgathered.
+ * The device path drives one QP per peer, the first of its GSHMEM_IBGDA_NUM_RC_PER_PE, and one
+ * key per peer, so the heap is backed as one chunk (GSHMEM_HEAP_GROWTH is raised to the heap's
+ * size). Doorbells: the UAR page mapped for the GPU by cudaHostRegister(IoMemory); cpu mode (or
+ * auto when that fails): the send doorbell records in pinned host memory and the ringer thread
+ * writes the UAR's doorbell register. */
 #include <errno.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "../../device/ibgda_ring.h" /* gshmemi_ibgda_collapsed_done */
 #include "../../device/layout.h"
 #include "../../runtime/env.h"
 #include "../p2p/p2p.h"
@@ -97,6 +111,17 @@ static struct {
     int thread_started;
     volatile int stop;
     volatile int failed;              /* the engine failed (logged); quiet reports it */
+    /* GSHMEM_IBGDA_NIC=hw */
+    int hw_job;                       /* every PE takes part in the exchanges (ctx->job_uses_ibgda_hw) */
+    gshmemi_ibgda_t *hw;              /* this PE's DEVX objects (setup.c), when it serves a peer */
+    gshmemi_ibgda_layout_t lay;
+    size_t off_cq, off_dbr, off_aux, aux_stride; /* in the GPU allocation; the SQs at 0 */
+    uint32_t *hw_dbr_host;            /* cpu doorbells: every doorbell record, pinned host memory */
+    void *uar_page;                   /* registered for the GPU (cudaHostRegister), or NULL */
+    volatile uint64_t *uar_db;        /* cpu doorbells: the doorbell register as this CPU maps it */
+    uint32_t **ring_rec;              /* cpu doorbells: [n_pes] the send doorbell record of each QP used */
+    uint32_t result_lkey;
+    unsigned long long *hw_done;      /* host quiet: BBs completed per peer, as the CQE says */
 } ib;
 
 /* ---- the engine's callbacks: GPU memory through CUDA ---- */
@@ -305,6 +330,20 @@ static uint64_t doorbell_value(uint32_t qpn, uint16_t pi)
     return (uint64_t)w1 << 32 | w0;
 }
 
+/* A ConnectX's doorbell register (UAR): the record read above is ordered before it, the value
+ * goes as one 8-byte store (as rdma-core's mmio_write64_be), then is flushed from the CPU's write
+ * buffers. Unverified without a NIC. */
+static void ring_uar(uint64_t v)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    *ib.uar_db = v;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_sfence();
+#else
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
 static void *ringer_main(void *arg)
 {
     uint32_t *last = calloc((size_t)ib.ctx->n_pes, sizeof(uint32_t));
@@ -319,11 +358,13 @@ static void *ringer_main(void *arg)
         int rang = 0;
         for (int pe = 0; pe < ib.ctx->n_pes; pe++) {
             if (ib.qps[pe].peer < 0) continue;
-            const uint32_t rec = __atomic_load_n(&ib.dbr_host[pe * DBR_WORDS + GSHMEMI_MLX5_DBR_SND], __ATOMIC_ACQUIRE);
+            const uint32_t *recp = ib.ring_rec ? ib.ring_rec[pe] : &ib.dbr_host[pe * DBR_WORDS + GSHMEMI_MLX5_DBR_SND];
+            const uint32_t rec = __atomic_load_n(recp, __ATOMIC_ACQUIRE);
             if (rec == last[pe]) continue;
             last[pe] = rec;
-            __atomic_store_n(&ib.db_page[pe * (DB_STRIDE / 8)], doorbell_value(ib.recs[pe].qpn, (uint16_t)gshmemi_mlx5_be32(rec)),
-                             __ATOMIC_RELEASE);
+            const uint64_t v = doorbell_value(ib.recs[pe].qpn, (uint16_t)gshmemi_mlx5_be32(rec));
+            if (ib.uar_db) ring_uar(v);
+            else __atomic_store_n(&ib.db_page[pe * (DB_STRIDE / 8)], v, __ATOMIC_RELEASE);
             rang = 1;
         }
         idle_step(&idle, rang);
@@ -346,14 +387,24 @@ static int ibgda_init(gshmemi_transport_ctx_t *ctx, void *my_blob)
     b->heap_size = ctx->heap->region;
     b->rkey = GSHMEMI_IBGDA_KEY_HEAP | (uint32_t)ctx->my_pe;
     b->pad = 0;
-    if (!ib.serves && gshmemi_env.REMOTE_TRANSPORT == GSHMEMI_REMOTE_AUTO && ctx->my_pe == 0)
-        for (int pe = 0; pe < ctx->n_pes; pe++)
-            if (ctx->route[pe] != GSHMEMI_ROUTE_P2P) {
-                GSHMEMI_INFO(SUB, "GSHMEM_REMOTE_TRANSPORT=auto: IBGDA on a ConnectX is not wired in yet, the proxy serves remote peers");
-                break;
-            }
+    ib.hw_job = ib.nic == GSHMEMI_NIC_HW && ctx->job_uses_ibgda_hw;
+    if (ib.hw_job) {
+        b->rkey = 0; /* a ConnectX's keys come with the heap's registration (register_chunk) */
+        /* One key per peer in the device records: the heap is backed as one chunk. On every PE
+         * of the job, so that the PEs of a host grow their heaps in the same steps (P2P maps
+         * them collectively). */
+        if (ctx->heap->cfg.growth_min < ctx->heap->region) {
+            if (ctx->my_pe == 0)
+                GSHMEMI_INFO(SUB, "IBGDA on a ConnectX: the heap is backed whole (%zu bytes) at the first allocation, not by "
+                                  "GSHMEM_HEAP_GROWTH=%zu (the device path carries one key per peer)",
+                             ctx->heap->region, ctx->heap->cfg.growth_min);
+            ctx->heap->cfg.growth_min = ctx->heap->region;
+        }
+    }
     return GSHMEMI_OK;
 }
+
+int gshmemi_ibgda_hw_probe(int forced) { return gshmemi_ibgda_probe(forced); }
 
 /* The GPU allocation of every QP: VMM memory, so the backend's own context reaches it too. */
 static int alloc_gpu(size_t want)
@@ -427,6 +478,335 @@ static int make_qp(int pe, char *area, uint64_t *db_dev, uint32_t *dbr_dev, gshm
     return GSHMEMI_OK;
 }
 
+/* ---- GSHMEM_IBGDA_NIC=hw: a ConnectX through setup.c (NOT RUN ON A NIC) ---- */
+
+#define HW_LOG_SQ_BBS 10 /* GSHMEMI_IBGDA_SQ_BBS */
+#define HW_LOG_CQES 0    /* GSHMEMI_IBGDA_NCQE: collapsed, device/ibgda.cuh reads entry 0 only */
+_Static_assert((1u << HW_LOG_SQ_BBS) == GSHMEMI_IBGDA_SQ_BBS && (1u << HW_LOG_CQES) == GSHMEMI_IBGDA_NCQE,
+               "the ConnectX QPs have the emulated ones' sizes");
+
+/* A dmabuf fd of [addr, addr+size) of GPU memory, or -1 (then memory is registered by address,
+ * which needs a peer-memory module). */
+static int dmabuf_of(void *addr, size_t size, const char *what)
+{
+    int fd = -1;
+    CUresult cr = CUDA_ERROR_NOT_SUPPORTED;
+    if (gshmemi_cu.cuMemGetHandleForAddressRange)
+        cr = gshmemi_cu.cuMemGetHandleForAddressRange(&fd, (CUdeviceptr)(uintptr_t)addr, size, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+    if (cr == CUDA_SUCCESS) return fd;
+    GSHMEMI_INFO(SUB, "%s (%zu bytes at %p): no dmabuf (cuMemGetHandleForAddressRange: %s); registered by address (needs nvidia-peermem)",
+                 what, size, addr, gshmemi_cu_errstr(cr));
+    return -1;
+}
+
+/* Registers GPU memory for the NIC (what = its name in messages): dmabuf first, else by address. */
+static int hw_reg(void *addr, size_t size, const char *what, uint32_t *lkey, uint32_t *rkey)
+{
+    gshmemi_ibgda_mr_t *mr;
+    int fd = dmabuf_of(addr, size, what), rc;
+    rc = gshmemi_ibgda_reg_mr(ib.hw, addr, size, fd, 0, &mr, lkey, rkey); /* by address if the dmabuf fails */
+    if (fd >= 0) close(fd); /* the MR holds its own reference */
+    return rc; /* the MR is released by gshmemi_ibgda_close */
+}
+
+/* Opens the DEVX objects over the GPU allocation; the doorbell records in pinned host memory
+ * when host_dbr (cpu doorbells). */
+static int hw_open(const uint8_t *remote, int host_dbr)
+{
+    gshmemi_transport_ctx_t *ctx = ib.ctx;
+    char *gpu = (char *)(uintptr_t)ib.va;
+    gshmemi_ibgda_args_t a;
+    int rc;
+
+    memset(&a, 0, sizeof(a));
+    a.my_pe = ctx->my_pe;
+    a.n_pes = ctx->n_pes;
+    a.n_rc = gshmemi_env.IBGDA_NUM_RC_PER_PE;
+    a.remote = remote;
+    a.log_sq_bbs = HW_LOG_SQ_BBS;
+    a.log_cqes = HW_LOG_CQES;
+    a.collapsed_cq = 1;
+    a.wq = (gshmemi_ibgda_buf_t){gpu, ib.lay.wq_bytes, dmabuf_of(gpu, ib.lay.wq_bytes, "the SQs")};
+    a.cq = (gshmemi_ibgda_buf_t){gpu + ib.off_cq, ib.lay.cq_bytes, dmabuf_of(gpu + ib.off_cq, ib.lay.cq_bytes, "the CQs")};
+    if (host_dbr) {
+        if (!ib.hw_dbr_host) {
+            rc = cuda_ok(cudaHostAlloc((void **)&ib.hw_dbr_host, ib.lay.dbr_bytes, cudaHostAllocMapped | cudaHostAllocPortable),
+                         "allocating the doorbell records in host memory");
+            if (rc != GSHMEMI_OK) ib.hw_dbr_host = NULL;
+            else memset(ib.hw_dbr_host, 0, ib.lay.dbr_bytes);
+        }
+        a.dbr = (gshmemi_ibgda_buf_t){ib.hw_dbr_host, ib.lay.dbr_bytes, -1};
+    } else {
+        a.dbr = (gshmemi_ibgda_buf_t){gpu + ib.off_dbr, ib.lay.dbr_bytes, dmabuf_of(gpu + ib.off_dbr, ib.lay.dbr_bytes, "the doorbell records")};
+    }
+    rc = host_dbr && !ib.hw_dbr_host ? GSHMEMI_ERR_CUDA : gshmemi_ibgda_open(&a, &ib.hw);
+    if (a.wq.dmabuf_fd >= 0) close(a.wq.dmabuf_fd);
+    if (a.cq.dmabuf_fd >= 0) close(a.cq.dmabuf_fd);
+    if (a.dbr.dmabuf_fd >= 0) close(a.dbr.dmabuf_fd);
+    return rc;
+}
+
+/* The UAR page mapped for the GPU: the doorbell register's device address, or NULL with why. */
+static volatile uint64_t *hw_map_uar(char *why, size_t cap)
+{
+    void *page, *reg, *dpage = NULL;
+    uint32_t id;
+    const size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+    cudaError_t err;
+
+    gshmemi_ibgda_uar(ib.hw, &page, &reg, &id);
+    err = cudaHostRegister(page, psz, cudaHostRegisterIoMemory | cudaHostRegisterMapped | cudaHostRegisterPortable);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(why, cap, "cudaHostRegister(IoMemory) of UAR page %u failed: %s (the GPU cannot map the doorbell page; "
+                           "PeerMappingOverride=1 in the nvidia module's RegistryDwords may allow it)",
+                 id, cudaGetErrorString(err));
+        return NULL;
+    }
+    ib.uar_page = page;
+    err = cudaHostGetDevicePointer(&dpage, page, 0);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(why, cap, "cudaHostGetDevicePointer of UAR page %u failed: %s", id, cudaGetErrorString(err));
+        return NULL; /* finalize unregisters it */
+    }
+    return (volatile uint64_t *)((char *)dpage + ((char *)reg - (char *)page));
+}
+
+/* Every QP's collapsed CQ: its one entry invalid until the first completion. */
+static int hw_init_cqs(void)
+{
+    gshmemi_mlx5_cqe_t cqe;
+    gshmemi_mlx5_cqe_init(&cqe);
+    for (int q = 0; q < gshmemi_ibgda_n_qps(ib.hw); q++) {
+        gshmemi_ibgda_qp_info_t qi;
+        gshmemi_ibgda_qp_info(ib.hw, q, &qi);
+        GSHMEMI_CUDACHECK(cudaMemcpy((char *)(uintptr_t)ib.va + ib.off_cq + qi.cq_offset, &cqe, sizeof(cqe), cudaMemcpyHostToDevice));
+    }
+    return GSHMEMI_OK;
+}
+
+/* This PE's side when it serves some peer: GPU memory, the DEVX objects, the doorbell mode, the
+ * device records (keys still 0) and the QP blob. */
+static int hw_setup(const uint8_t *remote, int served, void *my_blob)
+{
+    gshmemi_transport_ctx_t *ctx = ib.ctx;
+    const int n = ctx->n_pes, asked = gshmemi_env.IBGDA_DOORBELL;
+    char why[512] = "";
+    volatile uint64_t *db_dev = NULL;
+    char *gpu, *dbr_dev;
+    gshmemi_ibgda_gpu_view_t v;
+    uint32_t rkey_unused;
+
+    GSHMEMI_CHECK(gshmemi_ibgda_layout(served * gshmemi_env.IBGDA_NUM_RC_PER_PE, HW_LOG_SQ_BBS, HW_LOG_CQES, &ib.lay));
+    ib.aux_stride = gshmemi_ibgda_aux_bytes(1u << HW_LOG_SQ_BBS);
+    ib.off_cq = ib.lay.wq_bytes;
+    ib.off_dbr = ib.off_cq + ib.lay.cq_bytes;
+    ib.off_aux = ib.off_dbr + ib.lay.dbr_bytes;
+    GSHMEMI_CHECK(alloc_gpu(ib.off_aux + (size_t)served * ib.aux_stride));
+    gpu = (char *)(uintptr_t)ib.va;
+
+    GSHMEMI_CHECK(hw_open(remote, asked == GSHMEMI_DOORBELL_CPU));
+    if (asked != GSHMEMI_DOORBELL_CPU) db_dev = hw_map_uar(why, sizeof(why));
+    else snprintf(why, sizeof(why), "not tried");
+    GSHMEMI_CHECK(gshmemi_ibgda_doorbell_mode(asked, db_dev != NULL, why, &ib.doorbell));
+    if (ib.doorbell == GSHMEMI_DOORBELL_CPU && asked != GSHMEMI_DOORBELL_CPU) {
+        /* auto without a GPU mapping: the records move to host memory, so the QPs are made again */
+        GSHMEMI_INFO(SUB, "remaking the QPs with their doorbell records in pinned host memory");
+        if (ib.uar_page) cudaHostUnregister(ib.uar_page);
+        ib.uar_page = NULL;
+        gshmemi_ibgda_close(ib.hw);
+        ib.hw = NULL;
+        GSHMEMI_CHECK(hw_open(remote, 1));
+    }
+    GSHMEMI_CHECK(hw_init_cqs());
+
+    dbr_dev = gpu + ib.off_dbr;
+    if (ib.doorbell == GSHMEMI_DOORBELL_CPU) {
+        void *page, *reg;
+        uint32_t id;
+        GSHMEMI_CUDACHECK(cudaHostGetDevicePointer((void **)&dbr_dev, ib.hw_dbr_host, 0));
+        gshmemi_ibgda_uar(ib.hw, &page, &reg, &id);
+        ib.uar_db = (volatile uint64_t *)reg;
+        ib.ring_rec = calloc((size_t)n, sizeof(*ib.ring_rec));
+        if (!ib.ring_rec) return GSHMEMI_ERR_NOMEM;
+        for (int q = 0; q < gshmemi_ibgda_n_qps(ib.hw); q++) {
+            gshmemi_ibgda_qp_info_t qi;
+            gshmemi_ibgda_qp_info(ib.hw, q, &qi);
+            if (qi.k == 0) ib.ring_rec[qi.peer] = ib.hw_dbr_host + qi.qp_dbr_offset / 4 + GSHMEMI_MLX5_DBR_SND;
+        }
+    }
+    v.wq = gpu;
+    v.cq = gpu + ib.off_cq;
+    v.dbr = v.dbr_cq = dbr_dev;
+    v.db = ib.doorbell == GSHMEMI_DOORBELL_GPU ? db_dev : NULL;
+    v.aux = gpu + ib.off_aux;
+    v.aux_stride = ib.aux_stride;
+    if (gshmemi_ibgda_fill_records(ib.hw, &v, ib.recs) != served) {
+        GSHMEMI_ERROR(SUB, "IBGDA: the setup made QPs for a number of peers other than the %d routed here", served);
+        return GSHMEMI_ERR_STATE;
+    }
+    for (int pe = 0; pe < n; pe++)
+        if (remote[pe]) {
+            ib.qps[pe].peer = pe;
+            ib.recs[pe].raddr = ib.blobs[pe].heap_base;
+        }
+    /* the result words (atomics' old values, g) are what the NIC writes locally */
+    GSHMEMI_CHECK(hw_reg(v.aux, (size_t)served * ib.aux_stride, "the result words", &ib.result_lkey, &rkey_unused));
+    for (int pe = 0; pe < n; pe++)
+        if (remote[pe]) ib.recs[pe].result_lkey = ib.result_lkey;
+    gshmemi_ibgda_blob(ib.hw, my_blob);
+    return GSHMEMI_OK;
+}
+
+static int hw_connect(gshmemi_transport_ctx_t *ctx)
+{
+    const int n = ctx->n_pes, n_rc = gshmemi_env.IBGDA_NUM_RC_PER_PE;
+    const size_t bs = gshmemi_ibgda_blob_size(n, n_rc);
+    uint8_t *remote = calloc((size_t)n, 1);
+    char *blobs = calloc((size_t)n, bs);
+    int served = 0, rc = GSHMEMI_OK, arc;
+
+    ib.recs = calloc((size_t)n, sizeof(*ib.recs));
+    ib.qps = calloc((size_t)n, sizeof(*ib.qps));
+    if (!remote || !blobs || !ib.recs || !ib.qps) rc = GSHMEMI_ERR_NOMEM;
+    for (int pe = 0; pe < n && rc == GSHMEMI_OK; pe++) {
+        ib.qps[pe].peer = -1;
+        remote[pe] = ctx->route[pe] == GSHMEMI_ROUTE_IBGDA;
+        served += remote[pe];
+    }
+    if (rc == GSHMEMI_OK && served) rc = hw_setup(remote, served, blobs + (size_t)ctx->my_pe * bs);
+    /* collective even after a local failure: a PE that failed publishes no QPs (magic 0), and
+     * its peers' connect names it */
+    if (rc != GSHMEMI_OK && blobs) memset(blobs + (size_t)ctx->my_pe * bs, 0, bs);
+    arc = blobs ? ctx->bs->allgather(ctx->bs, blobs, bs) : GSHMEMI_ERR_NOMEM;
+    if (rc == GSHMEMI_OK) rc = arc;
+    if (rc == GSHMEMI_OK && served) rc = gshmemi_ibgda_connect(ib.hw, blobs);
+    free(remote);
+    free(blobs);
+    GSHMEMI_CHECK(rc);
+    if (!served) return GSHMEMI_OK;
+
+    GSHMEMI_CUDACHECK(cudaStreamCreateWithFlags(&ib.quiet_stream, cudaStreamNonBlocking));
+    GSHMEMI_CUDACHECK(cudaMalloc((void **)&ib.d_recs, (size_t)n * sizeof(*ib.d_recs)));
+    GSHMEMI_CUDACHECK(cudaMemcpy(ib.d_recs, ib.recs, (size_t)n * sizeof(*ib.d_recs), cudaMemcpyHostToDevice));
+    *ctx->dev_ibgda = ib.d_recs;
+    ib.hw_done = calloc((size_t)n, sizeof(*ib.hw_done));
+    if (!ib.hw_done) return GSHMEMI_ERR_NOMEM;
+    if (ib.doorbell == GSHMEMI_DOORBELL_CPU) {
+        if (pthread_create(&ib.ringer, NULL, ringer_main, NULL) != 0) {
+            GSHMEMI_ERROR(SUB, "cannot start the doorbell ringer's thread: %s", strerror(errno));
+            return GSHMEMI_ERR_SYSTEM;
+        }
+        ib.ringer_started = 1;
+    }
+    GSHMEMI_INFO(SUB, "ConnectX: %d peers, %d QPs each (the device path uses the first), %u slots, collapsed CQs, doorbells rung by %s",
+                 served, n_rc, 1u << HW_LOG_SQ_BBS, ib.doorbell == GSHMEMI_DOORBELL_CPU ? "a host thread" : "the GPU");
+    return GSHMEMI_OK;
+}
+
+/* A heap chunk: registered (dmabuf first) where this PE serves a peer, the rkeys allgathered
+ * (collective: the heap grows on every PE at once), and the chunk at offset 0's keys put into
+ * the device records. The heap is one chunk (ibgda_init); a second one cannot be carried. */
+static int hw_register_chunk(gshmemi_transport_ctx_t *ctx, const gshmemi_heap_chunk_t *chunk)
+{
+    const int n = ctx->n_pes;
+    uint32_t *rkeys = calloc((size_t)n, sizeof(uint32_t)), lkey = 0;
+    int rc = rkeys ? GSHMEMI_OK : GSHMEMI_ERR_NOMEM, arc;
+
+    if (rc == GSHMEMI_OK && ib.hw) rc = hw_reg(chunk->addr, chunk->size, "a heap chunk", &lkey, &rkeys[ctx->my_pe]);
+    if (rc != GSHMEMI_OK && rkeys) rkeys[ctx->my_pe] = 0;
+    arc = rkeys ? ctx->bs->allgather(ctx->bs, rkeys, sizeof(uint32_t)) : GSHMEMI_ERR_NOMEM;
+    if (rc == GSHMEMI_OK) rc = arc;
+    if (rc == GSHMEMI_OK && ib.hw) {
+        if (chunk->offset != 0) {
+            GSHMEMI_ERROR(SUB, "IBGDA on a ConnectX: heap chunk [%zu, +%zu) has keys of its own, and the device path carries one key "
+                               "per peer (the first chunk's)", chunk->offset, chunk->size);
+            rc = GSHMEMI_ERR_UNSUPPORTED;
+        }
+        for (int pe = 0; pe < n && rc == GSHMEMI_OK; pe++) {
+            if (ib.qps[pe].peer < 0) continue;
+            if (rkeys[pe] == 0) {
+                GSHMEMI_ERROR(SUB, "PE %d published no key for its heap (its registration failed: its log says why)", pe);
+                rc = GSHMEMI_ERR_REMOTE;
+                break;
+            }
+            ib.recs[pe].lkey = lkey;
+            ib.recs[pe].buf_lkey = lkey; /* local buffers outside the heap are not registered: a WQE on one fails with a local protection error CQE */
+            ib.recs[pe].rkey = rkeys[pe];
+        }
+        if (rc == GSHMEMI_OK) /* before any kernel: the heap's first chunk is made at init */
+            rc = cuda_ok(cudaMemcpy(ib.d_recs, ib.recs, (size_t)n * sizeof(*ib.d_recs), cudaMemcpyHostToDevice), "updating the QP records' keys");
+    }
+    free(rkeys);
+    return rc;
+}
+
+static int ibgda_register_chunk(gshmemi_transport_ctx_t *ctx, const gshmemi_heap_chunk_t *chunk)
+{
+    return ib.hw_job ? hw_register_chunk(ctx, chunk) : GSHMEMI_OK; /* the emulated keys cover each heap's whole region */
+}
+
+/* Host quiet on a ConnectX: every BB this PE's device code reserved is covered by the newest CQE
+ * of its QP's collapsed CQ (read here, with the BB count of its WQE). Bounded by GSHMEM_PEER_TIMEOUT. */
+static int hw_quiet(gshmemi_transport_ctx_t *ctx)
+{
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int pe = 0; pe < ctx->n_pes; pe++) {
+        const gshmemi_ibgda_qp_t *r = &ib.recs[pe];
+        unsigned long long ctr[2] = {0, 0};
+        if (ib.qps[pe].peer < 0) continue;
+        GSHMEMI_CUDACHECK(cudaMemcpyAsync(&ctr[0], r->ctr + GSHMEMI_IBGDA_CTR_RESV, 8, cudaMemcpyDeviceToHost, ib.quiet_stream));
+        GSHMEMI_CUDACHECK(cudaMemcpyAsync(&ctr[1], r->ctr + GSHMEMI_IBGDA_CTR_DONE, 8, cudaMemcpyDeviceToHost, ib.quiet_stream));
+        GSHMEMI_CUDACHECK(cudaStreamSynchronize(ib.quiet_stream));
+        if (ctr[1] > ib.hw_done[pe]) ib.hw_done[pe] = ctr[1];
+        while (ib.hw_done[pe] < ctr[0]) {
+            gshmemi_mlx5_cqe_t cqe;
+            uint8_t nbbs = 0;
+            GSHMEMI_CUDACHECK(cudaMemcpyAsync(&cqe, r->cq, sizeof(cqe), cudaMemcpyDeviceToHost, ib.quiet_stream));
+            GSHMEMI_CUDACHECK(cudaStreamSynchronize(ib.quiet_stream));
+            const uint8_t op_own = cqe.bytes[GSHMEMI_MLX5_CQE_BYTES - 1];
+            if (gshmemi_mlx5_cqe_is_error(op_own)) {
+                const gshmemi_mlx5_err_info_t e = gshmemi_mlx5_err_decode(&cqe.err);
+                char buf[GSHMEMI_MLX5_SYNDROME_BUF];
+                GSHMEMI_ERROR(SUB, "quiet: a work request to PE %d failed: %s (syndrome 0x%02x, vendor syndrome 0x%02x), WQE %u, QP 0x%x", pe,
+                              gshmemi_mlx5_syndrome_str(e.syndrome, buf), e.syndrome, e.vendor_err_synd, e.wqe_counter, e.qpn);
+                return GSHMEMI_ERR_REMOTE;
+            }
+            if (gshmemi_mlx5_cqe_opcode(op_own) != GSHMEMI_MLX5_CQE_INVALID) {
+                uint16_t idx;
+                memcpy(&idx, &cqe.bytes[GSHMEMI_MLX5_CQE_BYTES - 4], 2);
+                idx = gshmemi_mlx5_be16(idx);
+                GSHMEMI_CUDACHECK(cudaMemcpyAsync(&nbbs, r->bbs + gshmemi_mlx5_sq_slot(idx, r->sq_bbs), 1, cudaMemcpyDeviceToHost, ib.quiet_stream));
+                GSHMEMI_CUDACHECK(cudaStreamSynchronize(ib.quiet_stream));
+                const unsigned long long d = gshmemi_ibgda_collapsed_done(ib.hw_done[pe], idx, nbbs);
+                if (d > ib.hw_done[pe]) ib.hw_done[pe] = d;
+                if (ib.hw_done[pe] >= ctr[0]) break;
+            }
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > ctx->peer_timeout) {
+                GSHMEMI_ERROR(SUB, "quiet: %llu of %llu basic blocks to PE %d completed after GSHMEM_PEER_TIMEOUT=%g s", ib.hw_done[pe],
+                              ctr[0], pe, ctx->peer_timeout);
+                return GSHMEMI_ERR_TIMEOUT;
+            }
+            sched_yield();
+        }
+    }
+    return GSHMEMI_OK;
+}
+
+/* What hw_connect made that finalize's common part does not release, before the GPU memory the
+ * umems cover goes. */
+static void hw_release(void)
+{
+    if (ib.uar_page) cudaHostUnregister(ib.uar_page);
+    gshmemi_ibgda_close(ib.hw);
+    if (ib.hw_dbr_host) cudaFreeHost(ib.hw_dbr_host);
+    free(ib.ring_rec);
+    free(ib.hw_done);
+}
+
 static int ibgda_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
 {
     const int n = ctx->n_pes;
@@ -436,6 +816,12 @@ static int ibgda_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
     uint64_t *db_dev = NULL;
     uint32_t *dbr_dev = NULL;
 
+    if (ib.hw_job) {
+        ib.blobs = calloc((size_t)n, sizeof(*ib.blobs));
+        if (!ib.blobs) return GSHMEMI_ERR_NOMEM;
+        memcpy(ib.blobs, blobs, (size_t)n * sizeof(*ib.blobs));
+        return hw_connect(ctx);
+    }
     if (!ib.serves) return GSHMEMI_OK;
     GSHMEMI_CHECK(gshmemi_ibgda_doorbell_mode(gshmemi_env.IBGDA_DOORBELL, 1, NULL, &ib.doorbell));
     ib.blobs = calloc((size_t)n, sizeof(*ib.blobs));
@@ -519,6 +905,7 @@ static int ibgda_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
 static int ibgda_quiet(gshmemi_transport_ctx_t *ctx)
 {
     struct timespec t0, now;
+    if (ib.hw && ib.hw_done) return hw_quiet(ctx);
     if (!ib.thread_started) return GSHMEMI_OK;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int pe = 0; pe < ctx->n_pes; pe++) {
@@ -550,6 +937,7 @@ static int ibgda_finalize(gshmemi_transport_ctx_t *ctx)
     if (ib.ringer_started) pthread_join(ib.ringer, NULL);
     if (ib.thread_started) pthread_join(ib.thread, NULL);
     if (ctx && ctx->dev_ibgda) *ctx->dev_ibgda = NULL;
+    hw_release();
     if (ib.d_recs) cudaFree(ib.d_recs);
     if (ib.quiet_stream) cudaStreamDestroy(ib.quiet_stream);
     if (ib.copy && gshmemi_copy_backend_enter(ib.copy) == GSHMEMI_OK) {
@@ -578,7 +966,7 @@ const gshmemi_transport_t gshmemi_transport_ibgda = {
     .blob_size = sizeof(ibgda_blob_t),
     .init = ibgda_init,
     .connect = ibgda_connect,
-    .register_chunk = NULL, /* the emulated keys cover each heap's whole region */
+    .register_chunk = ibgda_register_chunk,
     .quiet = ibgda_quiet,
     .progress = NULL, /* the NIC thread makes progress */
     .finalize = ibgda_finalize,

@@ -24,6 +24,10 @@ static inline uint32_t gshmemi_ibgda_qpn(int me, int pe)
     return 0x800000u | (((uint32_t)me & 0x7ffu) << 12) | ((uint32_t)pe & 0xfffu);
 }
 
+/* Whether this PE can open a ConnectX for IBGDA (transports/ibgda/setup.h, gshmemi_ibgda_probe):
+ * 1, or 0 after one line naming why (an error when forced, else info: the proxy serves). */
+int gshmemi_ibgda_hw_probe(int forced);
+
 struct gshmemi_transport;
 extern const struct gshmemi_transport gshmemi_transport_ibgda; /* transports/transport.h */
 

@@ -67,22 +67,23 @@ void gshmemi_ibgda_set_libraries_for_test(const char *ibverbs, const char *mlx5_
     mlx5_lib_name = mlx5_name ? mlx5_name : "libmlx5.so.1";
 }
 
-static int mlx5_load(void)
+/* On GSHMEMI_ERR_UNSUPPORTED, why says what is missing (the caller logs it). */
+static int mlx5_load(char *why, size_t cap)
 {
     const char *err;
     if (mlx5_lib) return GSHMEMI_OK;
     mlx5_lib = dlopen(mlx5_lib_name, RTLD_NOW | RTLD_LOCAL);
     if (!mlx5_lib) {
         err = dlerror();
-        GSHMEMI_INFO(SUB, "%s is missing (%s): no IBGDA on this host (install rdma-core's mlx5 provider)",
-                     mlx5_lib_name, err ? err : "dlopen failed");
+        snprintf(why, cap, "%s is missing (%s): no IBGDA on this host (install rdma-core's mlx5 provider)",
+                 mlx5_lib_name, err ? err : "dlopen failed");
         return GSHMEMI_ERR_UNSUPPORTED;
     }
 #define GSHMEMI_MLX5_LOAD(fn)                                                                     \
     mlx5.fn = (__typeof__(mlx5.fn))dlsym(mlx5_lib, "mlx5dv_" #fn);                                \
     if (!mlx5.fn) {                                                                               \
-        GSHMEMI_INFO(SUB, "%s has no mlx5dv_" #fn ": no IBGDA on this host (rdma-core too old)",  \
-                     mlx5_lib_name);                                                              \
+        snprintf(why, cap, "%s has no mlx5dv_" #fn ": no IBGDA on this host (rdma-core too old)",  \
+                 mlx5_lib_name);                                                                  \
         mlx5_unload();                                                                            \
         return GSHMEMI_ERR_UNSUPPORTED;                                                           \
     }
@@ -167,6 +168,7 @@ typedef struct {
 
 struct gshmemi_ibgda {
     int my_pe, n_pes, n_rc;
+    unsigned log_sq_bbs, log_cqes;
     struct ibv_context *ctx;
     char devname[GSHMEMI_IBV_NAME_MAX];
     uint8_t port;
@@ -217,8 +219,10 @@ void gshmemi_ibgda_close(gshmemi_ibgda_t *g)
 
 /* ---------------------------------------------------------------- open */
 
-/* The device: GSHMEM_IB_DEVICE's, or the first mlx5 one with an active port, opened with DEVX. */
-static int open_device(gshmemi_ibgda_t *g)
+/* The device: GSHMEM_IB_DEVICE's, or the first mlx5 one with an active port, opened with DEVX.
+ * GSHMEMI_ERR_UNSUPPORTED (this host has none) is not logged: why says why, the caller logs it;
+ * other failures are logged as errors. */
+static int open_device(gshmemi_ibgda_t *g, char *why_out, size_t why_cap)
 {
     char want[GSHMEMI_IBV_NAME_MAX], why[512] = "", present[512];
     int want_port, n = 0, i, port = 0, err, named_found = 0, any_mlx5 = 0;
@@ -226,8 +230,8 @@ static int open_device(gshmemi_ibgda_t *g)
     struct mlx5dv_context_attr cattr;
 
     GSHMEMI_CHECK(gshmemi_ibv_parse_device(SUB, gshmemi_env.IB_DEVICE, want, sizeof(want), &want_port));
-    GSHMEMI_CHECK(gshmemi_ibv_load(SUB, "IBGDA"));
-    GSHMEMI_CHECK(mlx5_load());
+    GSHMEMI_CHECK(gshmemi_ibv_load_why("IBGDA", why_out, why_cap));
+    GSHMEMI_CHECK(mlx5_load(why_out, why_cap));
 
     errno = 0;
     list = gshmemi_ibv.get_device_list(&n);
@@ -239,8 +243,8 @@ static int open_device(gshmemi_ibgda_t *g)
                           gshmemi_env.IB_DEVICE);
             return GSHMEMI_ERR_INVALID;
         }
-        GSHMEMI_INFO(SUB, "no RDMA device on this host (libibverbs lists none%s): no IBGDA",
-                     !list && err == ENOSYS ? "; this kernel has no RDMA support" : "");
+        snprintf(why_out, why_cap, "no RDMA device on this host (libibverbs lists none%s): no IBGDA",
+                 !list && err == ENOSYS ? "; this kernel has no RDMA support" : "");
         return GSHMEMI_ERR_UNSUPPORTED;
     }
     gshmemi_ibv_device_names(list, n, present, sizeof(present));
@@ -281,14 +285,14 @@ static int open_device(gshmemi_ibgda_t *g)
             return GSHMEMI_ERR_INVALID;
         }
         if (!any_mlx5) {
-            GSHMEMI_INFO(SUB, "no mlx5 RDMA device (%s; devices present: %s): no IBGDA", why, present);
+            snprintf(why_out, why_cap, "no mlx5 RDMA device (%s; devices present: %s): no IBGDA", why, present);
             return GSHMEMI_ERR_UNSUPPORTED;
         }
         if (want[0]) {
             GSHMEMI_ERROR(SUB, "GSHMEM_IB_DEVICE=%s: not usable for IBGDA (%s)", gshmemi_env.IB_DEVICE, why);
             return GSHMEMI_ERR_SYSTEM;
         }
-        GSHMEMI_INFO(SUB, "no usable mlx5 device (%s): no IBGDA", why);
+        snprintf(why_out, why_cap, "no usable mlx5 device (%s): no IBGDA", why);
         return GSHMEMI_ERR_UNSUPPORTED;
     }
     return GSHMEMI_OK;
@@ -313,6 +317,12 @@ static int reg_umem(gshmemi_ibgda_t *g, const char *what, const gshmemi_ibgda_bu
         in.comp_mask = MLX5DV_UMEM_MASK_DMABUF;
         in.dmabuf_fd = b->dmabuf_fd;
         *out = mlx5.devx_umem_reg_ex(g->ctx, &in);
+        if (!*out) { /* the peer-memory fallback */
+            GSHMEMI_INFO(SUB, "%s: registering the %s buffer through its dmabuf failed (%s); trying by address (GPU memory then needs nvidia-peermem)",
+                         g->devname, what, strerror(errno ? errno : EIO));
+            errno = 0;
+            *out = mlx5.devx_umem_reg(g->ctx, b->addr, b->size, IBV_ACCESS_LOCAL_WRITE);
+        }
     } else {
         if (b->dmabuf_fd >= 0)
             GSHMEMI_INFO(SUB, "libmlx5 has no mlx5dv_devx_umem_reg_ex: the %s buffer is registered by address (GPU memory then needs nvidia-peermem)",
@@ -394,9 +404,12 @@ static int open_all(gshmemi_ibgda_t *g, const gshmemi_ibgda_args_t *a)
     struct mlx5dv_obj obj;
     struct mlx5dv_pd dvpd;
     union ibv_gid gid;
+    char why[1024] = "";
     int rc, pe, k, q;
 
-    GSHMEMI_CHECK(open_device(g));
+    rc = open_device(g, why, sizeof(why));
+    if (rc == GSHMEMI_ERR_UNSUPPORTED) GSHMEMI_INFO(SUB, "%s", why);
+    GSHMEMI_CHECK(rc);
     rc = gshmemi_ibv.query_device(g->ctx, &g->dattr);
     if (rc) {
         GSHMEMI_ERROR(SUB, "%s: ibv_query_device failed: %s", g->devname, strerror(rc));
@@ -520,6 +533,8 @@ int gshmemi_ibgda_open(const gshmemi_ibgda_args_t *a, gshmemi_ibgda_t **out)
     g->my_pe = a->my_pe;
     g->n_pes = a->n_pes;
     g->n_rc = a->n_rc;
+    g->log_sq_bbs = a->log_sq_bbs;
+    g->log_cqes = a->log_cqes;
     rc = gshmemi_ibgda_layout(n_remote * a->n_rc, a->log_sq_bbs, a->log_cqes, &g->lay);
     if (rc == GSHMEMI_OK) rc = open_all(g, a);
     if (rc != GSHMEMI_OK) {
@@ -696,15 +711,23 @@ int gshmemi_ibgda_reg_mr(gshmemi_ibgda_t *g, void *addr, size_t size, int dmabuf
         g->mrs = m;
         g->cap_mrs = cap;
     }
+    char dmabuf_why[128] = "";
     errno = 0;
-    if (by_dmabuf)
+    mr = NULL;
+    if (by_dmabuf) {
         mr = gshmemi_ibv.reg_dmabuf_mr(g->pd, dmabuf_offset, size, (uint64_t)(uintptr_t)addr, dmabuf_fd, access);
-    else
-        mr = gshmemi_ibv.reg_mr(g->pd, addr, size, access);
+        if (!mr) { /* the peer-memory fallback */
+            snprintf(dmabuf_why, sizeof(dmabuf_why), "%s", strerror(errno ? errno : EIO));
+            GSHMEMI_INFO(SUB, "%s: registering %zu bytes at %p through its dmabuf failed (%s); trying by address (needs a peer-memory module such as nvidia-peermem)",
+                         g->devname, size, addr, dmabuf_why);
+            errno = 0;
+        }
+    }
+    if (!mr) mr = gshmemi_ibv.reg_mr(g->pd, addr, size, access);
     if (!mr) {
-        GSHMEMI_ERROR(SUB, "%s: registering %zu bytes at %p %s failed: %s%s", g->devname, size, addr,
-                      by_dmabuf ? "through its dmabuf" : "by address", strerror(errno ? errno : EIO),
-                      by_dmabuf ? "" : " (GPU memory needs a dmabuf or a peer-memory module such as nvidia-peermem)");
+        GSHMEMI_ERROR(SUB, "%s: registering %zu bytes at %p by address failed: %s%s%s%s", g->devname, size, addr,
+                      strerror(errno ? errno : EIO), by_dmabuf ? "; through its dmabuf: " : "", dmabuf_why,
+                      " (GPU memory needs a dmabuf or a peer-memory module such as nvidia-peermem)");
         return GSHMEMI_ERR_SYSTEM;
     }
     g->mrs[g->n_mrs++] = mr;
@@ -786,4 +809,66 @@ int gshmemi_ibgda_doorbell_mode(int asked, int uar_mapped, const char *map_error
         GSHMEMI_ERROR(SUB, "doorbell mode %d is not one of GSHMEMI_DOORBELL_AUTO/GPU/CPU", asked);
         return GSHMEMI_ERR_INVALID;
     }
+}
+
+/* ---------------------------------------------------------------- probe */
+
+int gshmemi_ibgda_probe(int forced)
+{
+    char why[1024] = "";
+    gshmemi_ibgda_t *g = calloc(1, sizeof(*g));
+    int rc;
+
+    if (!g) {
+        GSHMEMI_ERROR(SUB, "out of host memory for the IBGDA probe");
+        return 0;
+    }
+    rc = open_device(g, why, sizeof(why));
+    if (rc == GSHMEMI_OK)
+        GSHMEMI_INFO(SUB, "%s port %u opens with DEVX: IBGDA on a ConnectX is possible from this PE", g->devname, g->port);
+    gshmemi_ibgda_close(g); /* the transport opens it again, with its QPs, at init */
+    if (rc == GSHMEMI_OK) return 1;
+    if (rc != GSHMEMI_ERR_UNSUPPORTED) /* GSHMEM_IB_DEVICE names a device that is absent or unusable: logged */
+        snprintf(why, sizeof(why), "the device GSHMEM_IB_DEVICE=%s names cannot be used (logged above)", gshmemi_env.IB_DEVICE);
+    if (forced)
+        GSHMEMI_ERROR(SUB, "GSHMEM_REMOTE_TRANSPORT=ibgda with GSHMEM_IBGDA_NIC=hw, but this PE cannot use IBGDA: %s", why);
+    else
+        GSHMEMI_INFO(SUB, "GSHMEM_REMOTE_TRANSPORT=auto: the proxy serves this PE's remote peers, no IBGDA: %s", why);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- device records */
+
+size_t gshmemi_ibgda_aux_bytes(uint32_t sq_bbs)
+{
+    const size_t n = GSHMEMI_IBGDA_CTR_WORDS * 8 + (size_t)sq_bbs * 8 + sq_bbs;
+    return (n + 4095) & ~(size_t)4095;
+}
+
+int gshmemi_ibgda_fill_records(const gshmemi_ibgda_t *g, const gshmemi_ibgda_gpu_view_t *v, gshmemi_ibgda_qp_t *recs)
+{
+    const uint32_t sq_bbs = 1u << g->log_sq_bbs;
+    int q, served = 0;
+    for (q = 0; q < g->n_qps; q++) {
+        gshmemi_ibgda_qp_info_t qi;
+        gshmemi_ibgda_qp_t *r;
+        char *aux;
+        gshmemi_ibgda_qp_info(g, q, &qi);
+        if (qi.k != 0) continue; /* the device path drives one QP per peer: the first */
+        r = &recs[qi.peer];
+        aux = v->aux + (size_t)served++ * v->aux_stride;
+        memset(r, 0, sizeof(*r));
+        r->sq = v->wq + qi.wq_offset;
+        r->sq_dbrec = (uint32_t *)(v->dbr + qi.qp_dbr_offset);
+        r->db = v->db;
+        r->cq = v->cq + qi.cq_offset;
+        r->cq_dbrec = (uint32_t *)(v->dbr_cq + qi.cq_dbr_offset);
+        r->ctr = (unsigned long long *)aux;
+        r->result = (uint64_t *)(aux + GSHMEMI_IBGDA_CTR_WORDS * 8);
+        r->bbs = (uint8_t *)(aux + GSHMEMI_IBGDA_CTR_WORDS * 8 + (size_t)sq_bbs * 8);
+        r->sq_bbs = sq_bbs;
+        r->ncqe = 1u << g->log_cqes;
+        r->qpn = qi.qpn;
+    }
+    return served;
 }

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../../device/layout.h" /* gshmemi_ibgda_qp_t */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -109,7 +111,8 @@ void gshmemi_ibgda_close(gshmemi_ibgda_t *g);
  * staging buffer) with remote read, write and atomic access: through the dmabuf when dmabuf_fd >=
  * 0 and libibverbs has ibv_reg_dmabuf_mr (the fd's offset dmabuf_offset is addr), else by address
  * (GPU memory then needs a peer-memory module). *mr is released by gshmemi_ibgda_dereg_mr or, if
- * still registered, by close. Errors logged naming the range and the way tried. */
+ * still registered, by close. A dmabuf registration that fails is retried by address (one info
+ * line). Errors logged naming the range and both ways tried. */
 typedef struct gshmemi_ibgda_mr gshmemi_ibgda_mr_t;
 int gshmemi_ibgda_reg_mr(gshmemi_ibgda_t *g, void *addr, size_t size, int dmabuf_fd, uint64_t dmabuf_offset,
                          gshmemi_ibgda_mr_t **mr, uint32_t *lkey, uint32_t *rkey);
@@ -128,6 +131,33 @@ void gshmemi_ibgda_uar(const gshmemi_ibgda_t *g, void **page, void **doorbell, u
  * line saying why. gpu asked for but not mapped: GSHMEMI_ERR_UNSUPPORTED, logged as an error
  * naming the variable and the cause. */
 int gshmemi_ibgda_doorbell_mode(int asked, int uar_mapped, const char *map_error, int *mode);
+
+/* ---- the transport's use of it (transports/ibgda/ibgda.c, GSHMEM_IBGDA_NIC=hw) --------------- */
+
+/* Whether this PE can open an mlx5 device with DEVX (the cheap part of gshmemi_ibgda_open: the
+ * libraries, the device, its port; nothing is kept): 1 if so. 0 after one line naming why: an
+ * info line that the proxy serves this PE's remote peers, or, forced (GSHMEM_REMOTE_TRANSPORT=
+ * ibgda), an error line. */
+int gshmemi_ibgda_probe(int forced);
+
+/* Where the GPU sees what gshmemi_ibgda_open was given, and what else a device record needs. */
+typedef struct {
+    char *wq, *cq;             /* the wq and cq buffers */
+    char *dbr;                 /* the dbr buffer for the QPs' records (cpu doorbells: pinned host
+                                * memory, this is its device-mapped address) */
+    char *dbr_cq;              /* the dbr buffer for the CQs' records (the same buffer) */
+    volatile uint64_t *db;     /* the doorbell register mapped for the GPU; NULL: a host thread rings */
+    char *aux;                 /* per peer served, aux_stride bytes: counters, result words, BB counts */
+    size_t aux_stride;         /* at least gshmemi_ibgda_aux_bytes(sq_bbs) */
+} gshmemi_ibgda_gpu_view_t;
+
+/* Bytes of one peer's counters, result words and BB counts (whole 4 KiB pages). */
+size_t gshmemi_ibgda_aux_bytes(uint32_t sq_bbs);
+/* Fills recs[peer] (of [n_pes]) for each peer with QPs from the first of its QPs (k = 0): the
+ * device path drives one QP per peer, so GSHMEM_IBGDA_NUM_RC_PER_PE > 1 makes QPs it does not
+ * use yet. The i-th such peer (in PE order) gets the i-th aux area. Keys and raddr are left 0
+ * (the caller's: they come with the heap's registration). Returns the number of peers filled. */
+int gshmemi_ibgda_fill_records(const gshmemi_ibgda_t *g, const gshmemi_ibgda_gpu_view_t *v, gshmemi_ibgda_qp_t *recs);
 
 /* Tests: the libraries gshmemi_ibgda_open loads (defaults libibverbs.so.1, libmlx5.so.1); NULL
  * restores a default. Unloads loaded ones. */
