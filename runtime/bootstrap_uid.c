@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "bootstrap_uid_msg.h"
+#include "clock.h"
 #include "env.h"
 #include "log.h"
 
@@ -127,17 +128,10 @@ typedef struct {
 static int g_listen_fd = -1;
 static gshmemi_uid_t g_listen_uid;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* poll() timeout in ms until deadline, rounded up so we never spin just before it. */
 static int ms_until(double deadline)
 {
-    double left = deadline - now_s();
+    double left = deadline - gshmemi_now_s();
     if (left <= 0) return 0;
     if (left > 3600) return 3600 * 1000; /* the caller loops; keeps the int in range */
     return (int)(left * 1000.0) + 1;
@@ -667,7 +661,7 @@ static int run_xfers(xfer_t *x, int n, double deadline, xfer_ctx_t *c, int *fail
             idx[np++] = i;
         }
         if (np == 0) break;
-        if (now_s() >= deadline) {
+        if (gshmemi_now_s() >= deadline) {
             *failed = idx[0];
             rc = GSHMEMI_ERR_TIMEOUT;
             if (np > 1)
@@ -751,7 +745,7 @@ static int peer_exchange(gshmemi_bootstrap_t *bs, int op, int arg, const void *i
     /* The receive goes first: an abort already waiting explains a send that then fails. */
     xfer_recv(&x[0], 0, st->fd, op, arg, st->seq, out, out_len);
     xfer_send(&x[1], 0, st->fd, op, bs->rank, arg, st->seq, in, in_len);
-    rc = run_xfers(x, 2, now_s() + tmo, &c, &failed);
+    rc = run_xfers(x, 2, gshmemi_now_s() + tmo, &c, &failed);
     if (rc != GSHMEMI_OK) peer_abort(st, rc);
     return rc;
 }
@@ -765,7 +759,7 @@ static int root_round(gshmemi_bootstrap_t *bs, int op, xfer_t *x, int scatter)
     int failed, rc;
 
     ctx_init(&c, op, st->seq, 0, st->timeout);
-    rc = run_xfers(x, bs->nranks - 1, now_s() + st->timeout, &c, &failed);
+    rc = run_xfers(x, bs->nranks - 1, gshmemi_now_s() + st->timeout, &c, &failed);
 
     if (rc != GSHMEMI_OK)
         root_abort(st, bs->nranks, rc, failed >= 0 ? x[failed].peer : -1, scatter ? x : NULL, scatter ? bs->nranks - 1 : 0);
@@ -1233,7 +1227,7 @@ static int root_accept(uid_state_t *st, int lfd, const gshmemi_uid_t *uid, int n
     struct pollfd *pfd = calloc((size_t)cap, sizeof(*pfd));
     int *idx = calloc((size_t)cap, sizeof(int));
     int rc = GSHMEMI_OK, dead;
-    double deadline = now_s() + st->timeout;
+    double deadline = gshmemi_now_s() + st->timeout;
 
     memset(&a, 0, sizeof(a));
     a.st = st;
@@ -1252,7 +1246,7 @@ static int root_accept(uid_state_t *st, int lfd, const gshmemi_uid_t *uid, int n
         GSHMEMI_WARN("bootstrap", "cannot make the listener non-blocking: %s", strerror(errno));
     while (a.joined < nranks - 1) {
         int np = 0, r;
-        double now = now_s(), wake = deadline;
+        double now = gshmemi_now_s(), wake = deadline;
         if (now >= deadline) {
             log_missing(st, nranks, a.joined);
             for (int k = 1; k < nranks; k++)
@@ -1297,7 +1291,7 @@ static int root_accept(uid_state_t *st, int lfd, const gshmemi_uid_t *uid, int n
          * before any new connection can evict it. */
         for (int k = 1; k < np; k++)
             if (idx[k] >= 0 && pfd[k].revents && a.pend[idx[k]].fd == pfd[k].fd) progress(&a, &a.pend[idx[k]]);
-        now = now_s();
+        now = gshmemi_now_s();
         for (int i = 0; i < MAX_PENDING; i++)
             if (a.pend[i].fd >= 0 && a.pend[i].deadline <= now) drop(&a, &a.pend[i], DROP_DEADLINE, NULL);
         if (!(pfd[0].revents & POLLIN)) continue;
@@ -1337,7 +1331,7 @@ static int root_accept(uid_state_t *st, int lfd, const gshmemi_uid_t *uid, int n
             a.pend[slot].fd = fd;
             a.pend[slot].stage = STAGE_HELLO;
             a.pend[slot].serial = a.serial++;
-            a.pend[slot].deadline = now_s() + HELLO_DEADLINE_S;
+            a.pend[slot].deadline = gshmemi_now_s() + HELLO_DEADLINE_S;
             inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
             snprintf(a.pend[slot].from, sizeof(a.pend[slot].from), "%s:%u", ip, (unsigned)ntohs(sa.sin_port));
             a.npend++;
@@ -1371,7 +1365,7 @@ static int root_accept(uid_state_t *st, int lfd, const gshmemi_uid_t *uid, int n
         }
         ctx_init(&c, OP_WELCOME, 0, 0, st->timeout);
         for (int k = 1; k < nranks; k++) xfer_send(&x[k - 1], k, st->conns[k], OP_WELCOME, 0, nranks, 0, NULL, 0);
-        rc = run_xfers(x, nranks - 1, now_s() + st->timeout, &c, &failed);
+        rc = run_xfers(x, nranks - 1, gshmemi_now_s() + st->timeout, &c, &failed);
         if (rc != GSHMEMI_OK) root_abort(st, nranks, rc, failed >= 0 ? x[failed].peer : -1, x, nranks - 1);
         free(x);
     }
@@ -1429,7 +1423,7 @@ static int connect_root(const gshmemi_uid_t *uid, int rank, double deadline, dou
             GSHMEMI_ERROR("bootstrap", "rank %d: cannot connect to rank 0 at %s: %s", rank, where, strerror(err));
             return GSHMEMI_ERR_SYSTEM;
         }
-        if (now_s() >= deadline) break;
+        if (gshmemi_now_s() >= deadline) break;
         GSHMEMI_TRACE("bootstrap", "rank %d: rank 0 at %s not reachable yet (%s); retrying in %d ms", rank, where, strerror(err), backoff_ms);
         poll(NULL, 0, backoff_ms < ms_until(deadline) ? backoff_ms : ms_until(deadline));
         if (backoff_ms < 500) backoff_ms *= 2;
@@ -1458,7 +1452,7 @@ static int move_all(int fd, void *buf, size_t n, int sending, double deadline)
         {
             struct pollfd p = {fd, sending ? POLLOUT : POLLIN, 0};
             int pr;
-            if (now_s() >= deadline) return -ETIMEDOUT;
+            if (gshmemi_now_s() >= deadline) return -ETIMEDOUT;
             pr = poll(&p, 1, ms_until(deadline));
             if (pr < 0 && errno != EINTR) return -errno;
         }
@@ -1553,7 +1547,7 @@ static int peer_handshake(uid_state_t *st, const gshmemi_uid_t *uid, int rank, i
         int failed;
         ctx_init(&c, OP_HELLO, 0, rank, st->timeout + grace(st->timeout));
         xfer_recv(&x, 0, st->fd, OP_WELCOME, nranks, 0, NULL, 0);
-        return run_xfers(&x, 1, now_s() + c.timeout, &c, &failed);
+        return run_xfers(&x, 1, gshmemi_now_s() + c.timeout, &c, &failed);
     }
 }
 
@@ -1561,7 +1555,7 @@ static int peer_handshake(uid_state_t *st, const gshmemi_uid_t *uid, int rank, i
  * of other connections, or we were slow), connect again until the deadline. */
 static int peer_join(uid_state_t *st, const gshmemi_uid_t *uid, int rank, int nranks)
 {
-    double deadline = now_s() + st->timeout;
+    double deadline = gshmemi_now_s() + st->timeout;
     int tries = 0, rc;
     char where[64];
 
@@ -1573,7 +1567,7 @@ static int peer_join(uid_state_t *st, const gshmemi_uid_t *uid, int rank, int nr
         close(st->fd);
         st->fd = -1;
         tries++;
-        if (now_s() >= deadline) {
+        if (gshmemi_now_s() >= deadline) {
             GSHMEMI_ERROR("bootstrap", "rank %d: rank 0 at %s dropped all %d of its connections before the handshake finished, for %g s (a flood of other connections?); GSHMEM_BOOTSTRAP_TIMEOUT bounds this wait",
                           rank, where, tries, st->timeout);
             return GSHMEMI_ERR_TIMEOUT;

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "bootstrap.h"
+#include "clock.h"
 #include "log.h"
 
 #define MAX_PES 4096
@@ -106,13 +107,6 @@ static int parse_gpus(const char *text, int **list, int *n)
     return -1;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void sleep_s(double s)
 {
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
@@ -145,7 +139,7 @@ static int run_tool(char *const argv[], const char *input, char *out, size_t cap
 {
     int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1}, status = -1;
     size_t got = 0;
-    double deadline = now_s() + TOOL_TIMEOUT_S;
+    double deadline = gshmemi_now_s() + TOOL_TIMEOUT_S;
     pid_t pid, r;
 
     if (out) out[0] = '\0';
@@ -181,7 +175,7 @@ static int run_tool(char *const argv[], const char *input, char *out, size_t cap
         out_pipe[1] = -1;
         for (;;) {
             struct pollfd p = {out_pipe[0], POLLIN, 0};
-            int left_ms = (int)((deadline - now_s()) * 1000);
+            int left_ms = (int)((deadline - gshmemi_now_s()) * 1000);
             ssize_t k;
             if (left_ms <= 0 || poll(&p, 1, left_ms) <= 0) break;
             k = read(out_pipe[0], out + got, cap - 1 - got);
@@ -191,7 +185,7 @@ static int run_tool(char *const argv[], const char *input, char *out, size_t cap
             if (got + 1 >= cap) break;
         }
     }
-    while ((r = waitpid(pid, &status, WNOHANG)) == 0 && now_s() < deadline) sleep_s(0.01);
+    while ((r = waitpid(pid, &status, WNOHANG)) == 0 && gshmemi_now_s() < deadline) sleep_s(0.01);
     if (r == 0) {
         fprintf(stderr, "gshmemrun: %s still running after %g s; killed it\n", argv[0], TOOL_TIMEOUT_S);
         kill(pid, SIGKILL);
@@ -365,8 +359,8 @@ static int mps_start(mps_t *m, int host_gpus, int per_gpu)
     m->on = 1;
     /* PEs that start before the control pipe exists would run without MPS. */
     snprintf(path, sizeof(path), "%s/control", m->pipe_dir);
-    deadline = now_s() + 10;
-    while (stat(path, &st) != 0 && now_s() < deadline) sleep_s(0.02);
+    deadline = gshmemi_now_s() + 10;
+    while (stat(path, &st) != 0 && gshmemi_now_s() < deadline) sleep_s(0.02);
     if (stat(path, &st) != 0) {
         fprintf(stderr, "gshmemrun: --mps: the MPS daemon made no control pipe (%s) in 10 s\n", path);
         mps_stop(m, 1);
@@ -467,11 +461,11 @@ static pid_t guardian_start(int *fd_out, const mps_t *mps)
         }
         if (done) _exit(0);
         if (pgid > 0 && kill(-pgid, SIGTERM) == 0) {
-            double deadline = now_s() + KILL_GRACE_S;
+            double deadline = gshmemi_now_s() + KILL_GRACE_S;
             fprintf(stderr, "gshmemrun: the launcher (pid %d) died; stopping its PEs (process group %d)\n", (int)launcher,
                     (int)pgid);
             kill(-pgid, SIGCONT);
-            while (kill(-pgid, 0) == 0 && now_s() < deadline) sleep_s(0.02);
+            while (kill(-pgid, 0) == 0 && gshmemi_now_s() < deadline) sleep_s(0.02);
             kill(-pgid, SIGKILL);
         }
         mps_stop(&m, 1);
@@ -486,7 +480,7 @@ static pid_t guardian_start(int *fd_out, const mps_t *mps)
 static void guardian_stop(job_t *job)
 {
     unsigned char buf[sizeof(pid_t) + 1];
-    double deadline = now_s() + 2;
+    double deadline = gshmemi_now_s() + 2;
 
     if (job->guardian_fd >= 0) {
         if (job->pgid <= 0) { /* it never learnt the group: tell it "none" then "done" */
@@ -501,8 +495,8 @@ static void guardian_stop(job_t *job)
         close(job->guardian_fd);
         job->guardian_fd = -1;
     }
-    while (job->guardian > 0 && waitpid(job->guardian, NULL, WNOHANG) == 0 && now_s() < deadline) sleep_s(0.005);
-    if (job->guardian > 0 && now_s() >= deadline) {
+    while (job->guardian > 0 && waitpid(job->guardian, NULL, WNOHANG) == 0 && gshmemi_now_s() < deadline) sleep_s(0.005);
+    if (job->guardian > 0 && gshmemi_now_s() >= deadline) {
         kill(job->guardian, SIGKILL);
         waitpid(job->guardian, NULL, 0);
     }
@@ -513,7 +507,7 @@ static void guardian_stop(job_t *job)
  * Returns 1 when something was still there. Orphans come back to us (subreaper) and are reaped. */
 static int reap_leftovers(job_t *job)
 {
-    double deadline = now_s() + LEFTOVER_GRACE_S;
+    double deadline = gshmemi_now_s() + LEFTOVER_GRACE_S;
     int sig = SIGTERM;
     pid_t pid;
 
@@ -523,14 +517,14 @@ static int reap_leftovers(job_t *job)
         while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
             if (pid == job->guardian) job->guardian = 0;
         if (kill(-job->pgid, 0) != 0) return 1;
-        if (now_s() >= deadline) {
+        if (gshmemi_now_s() >= deadline) {
             if (sig == SIGKILL) {
                 fprintf(stderr, "gshmemrun: processes of group %d survive SIGKILL (stuck in the kernel?)\n", (int)job->pgid);
                 return 1;
             }
             kill(-job->pgid, SIGKILL);
             sig = SIGKILL;
-            deadline = now_s() + KILL_GRACE_S;
+            deadline = gshmemi_now_s() + KILL_GRACE_S;
         }
         sleep_s(0.01);
     }
@@ -793,7 +787,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "gshmemrun: cannot start PE %d: fork failed: %s\n", i, strerror(errno));
             stopping = killed = 1;
             exit_code = 1;
-            kill_at = now_s();
+            kill_at = gshmemi_now_s();
             stop_all(&job, SIGKILL);
             break;
         }
@@ -812,7 +806,7 @@ int main(int argc, char **argv)
     }
     /* Rank 0 holds the listener now; ours would keep late joiners waiting instead of refused. */
     gshmemi_uid_close_listener();
-    if (run_timeout > 0) run_deadline = now_s() + run_timeout;
+    if (run_timeout > 0) run_deadline = gshmemi_now_s() + run_timeout;
 
     while (job.alive > 0) {
         struct timespec ts, *tsp = NULL;
@@ -852,7 +846,7 @@ int main(int argc, char **argv)
             }
             if (job.alive > 0) fprintf(stderr, "gshmemrun: stopping the other %d PE%s\n", job.alive, job.alive > 1 ? "s" : "");
             stopping = 1;
-            kill_at = now_s() + KILL_GRACE_S;
+            kill_at = gshmemi_now_s() + KILL_GRACE_S;
             stop_all(&job, SIGTERM);
         }
         stops_flush(&stops);
@@ -876,7 +870,7 @@ int main(int argc, char **argv)
         if (run_deadline > 0 && !stopping) wake = run_deadline;
         if (stopping) wake = killed ? kill_at + KILL_GRACE_S : kill_at;
         if (wake > 0) {
-            double left = wake - now_s();
+            double left = wake - gshmemi_now_s();
             if (left < 0) left = 0;
             ts.tv_sec = (time_t)left;
             ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
@@ -894,23 +888,23 @@ int main(int argc, char **argv)
                 exit_code = 128 + sig;
                 stop_sig = sig;
                 stopping = 1;
-                kill_at = now_s() + KILL_GRACE_S;
+                kill_at = gshmemi_now_s() + KILL_GRACE_S;
             }
             continue;
         }
         if (sig >= 0 || (errno != EAGAIN && errno != EINTR)) continue; /* SIGCHLD: reap at the top */
-        if (run_deadline > 0 && !stopping && now_s() >= run_deadline) {
+        if (run_deadline > 0 && !stopping && gshmemi_now_s() >= run_deadline) {
             fprintf(stderr, "gshmemrun: timed out after %g s (--timeout); stopping the PEs\n", run_timeout);
             exit_code = 124;
             stopping = 1;
-            kill_at = now_s() + KILL_GRACE_S;
+            kill_at = gshmemi_now_s() + KILL_GRACE_S;
             stop_all(&job, SIGTERM);
-        } else if (stopping && !killed && now_s() >= kill_at) {
+        } else if (stopping && !killed && gshmemi_now_s() >= kill_at) {
             fprintf(stderr, "gshmemrun: %d PE%s still running %g s after signal %d (%s); sending SIGKILL\n", job.alive,
                     job.alive > 1 ? "s" : "", KILL_GRACE_S, stop_sig, strsignal(stop_sig));
             signal_all(&job, SIGKILL);
             killed = 1;
-        } else if (killed && now_s() >= kill_at + KILL_GRACE_S) {
+        } else if (killed && gshmemi_now_s() >= kill_at + KILL_GRACE_S) {
             for (int i = 0; i < n; i++)
                 if (job.pid[i] > 0) fprintf(stderr, "gshmemrun: PE %d (pid %d) survives SIGKILL (stuck in the kernel?); giving up on it\n", i, (int)job.pid[i]);
             break;

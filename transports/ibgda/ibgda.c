@@ -46,6 +46,7 @@
 
 #include "../../device/ibgda_ring.h" /* gshmemi_ibgda_collapsed_done */
 #include "../../device/layout.h"
+#include "../../runtime/clock.h"
 #include "../../runtime/env.h"
 #include "../p2p/p2p.h"
 #include "../proxy/backend.h"
@@ -751,8 +752,7 @@ static int ibgda_register_chunk(gshmemi_transport_ctx_t *ctx, const gshmemi_heap
  * of its QP's collapsed CQ (read here, with the BB count of its WQE). Bounded by GSHMEM_PEER_TIMEOUT. */
 static int hw_quiet(gshmemi_transport_ctx_t *ctx)
 {
-    struct timespec t0, now;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const double deadline = gshmemi_now_s() + ctx->peer_timeout;
     for (int pe = 0; pe < ctx->n_pes; pe++) {
         const gshmemi_ibgda_qp_t *r = &ib.recs[pe];
         unsigned long long ctr[2] = {0, 0};
@@ -784,8 +784,7 @@ static int hw_quiet(gshmemi_transport_ctx_t *ctx)
                 if (d > ib.hw_done[pe]) ib.hw_done[pe] = d;
                 if (ib.hw_done[pe] >= ctr[0]) break;
             }
-            clock_gettime(CLOCK_MONOTONIC, &now);
-            if ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > ctx->peer_timeout) {
+            if (gshmemi_now_s() > deadline) {
                 GSHMEMI_ERROR(SUB, "quiet: %llu of %llu basic blocks to PE %d completed after GSHMEM_PEER_TIMEOUT=%g s", ib.hw_done[pe],
                               ctr[0], pe, ctx->peer_timeout);
                 return GSHMEMI_ERR_TIMEOUT;
@@ -904,10 +903,9 @@ static int ibgda_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
  * against what the NIC thread executed. Bounded by GSHMEM_PEER_TIMEOUT. */
 static int ibgda_quiet(gshmemi_transport_ctx_t *ctx)
 {
-    struct timespec t0, now;
     if (ib.hw && ib.hw_done) return hw_quiet(ctx);
     if (!ib.thread_started) return GSHMEMI_OK;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const double deadline = gshmemi_now_s() + ctx->peer_timeout;
     for (int pe = 0; pe < ctx->n_pes; pe++) {
         unsigned long long want = 0;
         if (ib.qps[pe].peer < 0) continue;
@@ -919,8 +917,7 @@ static int ibgda_quiet(gshmemi_transport_ctx_t *ctx)
                 GSHMEMI_ERROR(SUB, "quiet: the emulated NIC failed (logged above); work to PE %d is not complete", pe);
                 return GSHMEMI_ERR_REMOTE;
             }
-            clock_gettime(CLOCK_MONOTONIC, &now);
-            if ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > ctx->peer_timeout) {
+            if (gshmemi_now_s() > deadline) {
                 GSHMEMI_ERROR(SUB, "quiet: %llu of %llu work requests to PE %d executed after GSHMEM_PEER_TIMEOUT=%g s",
                               (unsigned long long)ib.qps[pe].executed, want, pe, ctx->peer_timeout);
                 return GSHMEMI_ERR_TIMEOUT;

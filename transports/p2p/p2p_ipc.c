@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../runtime/clock.h"
 #include "p2p.h"
 
 typedef struct {
@@ -49,13 +50,6 @@ static socklen_t ipc_addr(uint64_t key, int local, struct sockaddr_un *addr)
     return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int gshmemi_ipc_open(uint64_t key, int my_local, int *sock)
 {
     struct sockaddr_un addr;
@@ -90,7 +84,7 @@ int gshmemi_ipc_send_fd(int sock, uint64_t to_key, int to_local, uint32_t seq, i
     ipc_ctrl_t ctrl;
     struct msghdr mh;
     struct cmsghdr *cm;
-    double deadline = now_s() + timeout_s;
+    double deadline = gshmemi_now_s() + timeout_s;
 
     msghdr_init(&mh, &iov, &msg, &ctrl);
     mh.msg_name = &addr;
@@ -107,7 +101,7 @@ int gshmemi_ipc_send_fd(int sock, uint64_t to_key, int to_local, uint32_t seq, i
             GSHMEMI_ERROR("heap", "sending a heap handle to local PE %d failed: %s", to_local, strerror(errno));
             return GSHMEMI_ERR_SYSTEM;
         }
-        if (now_s() > deadline) {
+        if (gshmemi_now_s() > deadline) {
             GSHMEMI_ERROR("heap", "local PE %d did not take a heap handle within %.0f s (GSHMEM_PEER_TIMEOUT)", to_local, timeout_s);
             return GSHMEMI_ERR_TIMEOUT;
         }
@@ -124,11 +118,11 @@ int gshmemi_ipc_recv_fd(int sock, uint32_t seq, double timeout_s, int *from_loca
     struct msghdr mh;
     struct cmsghdr *cm;
     struct pollfd pfd = {sock, POLLIN, 0};
-    double deadline = now_s() + timeout_s;
+    double deadline = gshmemi_now_s() + timeout_s;
     ssize_t n;
 
     for (;;) {
-        int left_ms = (int)((deadline - now_s()) * 1000);
+        int left_ms = (int)((deadline - gshmemi_now_s()) * 1000);
         int rc;
         if (left_ms <= 0) {
             GSHMEMI_ERROR("heap", "no heap handle from the other PEs of this host within %.0f s (growth %u; GSHMEM_PEER_TIMEOUT); a peer may have died or skipped a collective shmem_malloc",

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../runtime/clock.h"
 #include "../../runtime/env.h"
 #include "../route.h"
 #include "backend.h"
@@ -313,15 +314,13 @@ static int copy_progress(gshmemi_proxy_backend_t *be, int *idle)
  * but an atomic waits for a free SM, and a wedged GPU must not hang the proxy silently. */
 static int copy_flush(gshmemi_proxy_backend_t *be)
 {
-    struct timespec t0, now;
+    const double deadline = gshmemi_now_s() + be->ctx->peer_timeout;
     int idle = 0;
 
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
         GSHMEMI_CHECK(copy_progress(be, &idle));
         if (idle) return GSHMEMI_OK;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > be->ctx->peer_timeout) {
+        if (gshmemi_now_s() > deadline) {
             for (size_t i = 0; i < 2 * (size_t)be->ctx->n_pes; i++)
                 if (be->busy[i])
                     GSHMEMI_ERROR("proxy", "copy backend: %s to PE %d not complete after GSHMEM_PEER_TIMEOUT=%g s%s",

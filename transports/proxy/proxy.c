@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "../../device/proxy_fifo.h"
+#include "../../runtime/clock.h"
 #include "../../runtime/env.h"
 #include "../p2p/p2p.h"
 #include "../route.h"
@@ -426,7 +427,6 @@ static int proxy_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
 static int proxy_quiet(gshmemi_transport_ctx_t *ctx)
 {
     uint64_t posted = 0;
-    struct timespec t0, now;
 
     if (!px.thread_started) return GSHMEMI_OK;
     cudaError_t err = cudaMemcpyAsync(&posted, px.dmem, sizeof(posted), cudaMemcpyDeviceToHost, px.quiet_stream);
@@ -435,14 +435,13 @@ static int proxy_quiet(gshmemi_transport_ctx_t *ctx)
         GSHMEMI_ERROR("proxy", "reading the proxy's request count: %s", cudaGetErrorString(err));
         return GSHMEMI_ERR_CUDA;
     }
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const double deadline = gshmemi_now_s() + ctx->peer_timeout;
     while (*px.host.done < posted) {
         if (*px.host.error) {
             GSHMEMI_ERROR("proxy", "quiet: the proxy failed request %llu (logged above)", (unsigned long long)(*px.host.error - 1));
             return GSHMEMI_ERR_REMOTE;
         }
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > ctx->peer_timeout) {
+        if (gshmemi_now_s() > deadline) {
             GSHMEMI_ERROR("proxy", "quiet: %llu of %llu requests complete after GSHMEM_PEER_TIMEOUT=%g s",
                           (unsigned long long)*px.host.done, (unsigned long long)posted, ctx->peer_timeout);
             return GSHMEMI_ERR_TIMEOUT;

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../runtime/clock.h"
 #include "../../runtime/env.h"
 #include "../../runtime/log.h"
 #include "../ibv_lib.h"
@@ -186,13 +187,6 @@ struct gshmemi_proxy_backend {
     gshmemi_verbs_region_t *regions;
     int n_regions, cap_regions, n_cached;
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 #define IBV_ACCESS_ALL                                                                            \
     (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
@@ -760,14 +754,14 @@ static int poll_once(gshmemi_proxy_backend_t *be, int *got)
 static int wait_until(gshmemi_proxy_backend_t *be, int (*cond)(gshmemi_proxy_backend_t *, void *), void *arg,
                       const char *what, int pe)
 {
-    double deadline = now_s() + be->ctx->peer_timeout;
+    double deadline = gshmemi_now_s() + be->ctx->peer_timeout;
     int got, rc;
     unsigned spins = 0;
     while (!cond(be, arg)) {
         rc = poll_once(be, &got);
         if (rc) return rc;
         if (got) continue;
-        if ((++spins & 1023) == 0 && now_s() > deadline) {
+        if ((++spins & 1023) == 0 && gshmemi_now_s() > deadline) {
             if (pe >= 0)
                 GSHMEMI_ERROR(SUB, "%s: PE %d has %d work request(s) in flight after %g s (GSHMEM_PEER_TIMEOUT); %d in flight in all",
                               what, pe, be->peers[pe].outstanding, be->ctx->peer_timeout, be->in_flight);
@@ -1016,7 +1010,7 @@ static int verbs_amo(gshmemi_proxy_backend_t *be, int pe, int op, uint64_t dst_o
         return post_atomic(be, pe, GSHMEMI_VERBS_OP_FETCH_ADD, raddr, rkey, op == GSHMEMI_AMO_FETCH ? 0 : value, 0,
                            fetched, 8, 0, &s);
     }
-    deadline = now_s() + be->ctx->peer_timeout;
+    deadline = gshmemi_now_s() + be->ctx->peer_timeout;
     guess = 0;
     for (;;) {
         uint64_t old;
@@ -1029,7 +1023,7 @@ static int verbs_amo(gshmemi_proxy_backend_t *be, int pe, int op, uint64_t dst_o
         if (rc) return rc;
         if (old == guess) break;
         guess = old;
-        if (now_s() > deadline) {
+        if (gshmemi_now_s() > deadline) {
             GSHMEMI_ERROR(SUB, "amo on offset %llu of PE %d: the compare-swap loop found the word changing for %g s (GSHMEM_PEER_TIMEOUT)",
                           (unsigned long long)dst_off, pe, be->ctx->peer_timeout);
             return GSHMEMI_ERR_TIMEOUT;
