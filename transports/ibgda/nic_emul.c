@@ -251,6 +251,20 @@ static int bad_opmod(gshmemi_nic_emul_qp_t *qp, const wqe_t *w)
     return fail(qp, w, GSHMEMI_MLX5_SYNDROME_LOCAL_QP_OP_ERR, GSHMEMI_NIC_EMUL_BAD_OPMOD, "opmod 0x%02x", w->opmod);
 }
 
+/* The bytes of an RDMA WRITE (to_remote) or READ between the remote range at remote and the local
+ * buffers of the WQE's data segments (from segment 2 on); none in the null modes. */
+static int copy_segs(gshmemi_nic_emul_qp_t *qp, const wqe_t *w, void *remote, void *const *ptr, const uint64_t *len, int to_remote)
+{
+    uint64_t off = 0;
+    if (qp->cfg.null_mode || qp->cfg.null_data) return 0;
+    for (unsigned i = 0; i + 2 < w->ds; off += len[i], i++) {
+        uint8_t *r = (uint8_t *)remote + off;
+        int rc = to_remote ? qp->ops->copy(qp->ctx, r, ptr[i], len[i]) : qp->ops->copy(qp->ctx, ptr[i], r, len[i]);
+        if (rc) return callback_failed(qp, "copy", rc);
+    }
+    return 0;
+}
+
 static int do_write(gshmemi_nic_emul_qp_t *qp, const wqe_t *w)
 {
     void *ptr[GSHMEMI_MLX5_MAX_DS], *dst;
@@ -281,13 +295,7 @@ static int do_write(gshmemi_nic_emul_qp_t *qp, const wqe_t *w)
     /* ds 2: a WRITE of no bytes (how mlx5 posts one); else a gather list */
     TRY(data_segs(qp, w, 2, GSHMEMI_NIC_EMUL_LOCAL_READ, ptr, len, &total));
     TRY(res_remote(qp, w, rkey, raddr, total, GSHMEMI_NIC_EMUL_REMOTE_WRITE, &dst));
-    if (!qp->cfg.null_mode && !qp->cfg.null_data) {
-        uint64_t off = 0;
-        for (unsigned i = 0; i + 2 < w->ds; off += len[i], i++) {
-            int rc = qp->ops->copy(qp->ctx, (uint8_t *)dst + off, ptr[i], len[i]);
-            if (rc) return callback_failed(qp, "copy", rc);
-        }
-    }
+    TRY(copy_segs(qp, w, dst, ptr, len, 1));
     return complete(qp, w, (uint32_t)total);
 }
 
@@ -301,13 +309,7 @@ static int do_read(gshmemi_nic_emul_qp_t *qp, const wqe_t *w)
     uint32_t rkey = ld32(SEG(w, 1) + 8);
     TRY(data_segs(qp, w, 2, GSHMEMI_NIC_EMUL_LOCAL_WRITE, ptr, len, &total));
     TRY(res_remote(qp, w, rkey, raddr, total, GSHMEMI_NIC_EMUL_REMOTE_READ, &src));
-    if (!qp->cfg.null_mode && !qp->cfg.null_data) {
-        uint64_t off = 0;
-        for (unsigned i = 0; i + 2 < w->ds; off += len[i], i++) {
-            int rc = qp->ops->copy(qp->ctx, ptr[i], (const uint8_t *)src + off, len[i]);
-            if (rc) return callback_failed(qp, "copy", rc);
-        }
-    }
+    TRY(copy_segs(qp, w, src, ptr, len, 0));
     return complete(qp, w, (uint32_t)total);
 }
 
