@@ -66,6 +66,29 @@ int gshmemi_ibv_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_
     return gshmemi_ibv.query_port(c, port, (struct _compat_ibv_port_attr *)attr);
 }
 
+int gshmemi_ibv_query_attrs(const char *sub, struct ibv_context *c, const char *name, uint8_t port, struct ibv_device_attr *dattr,
+                            struct ibv_port_attr *pattr, union ibv_gid *gid)
+{
+    int rc = gshmemi_ibv.query_device(c, dattr);
+    if (rc) {
+        GSHMEMI_ERROR(sub, "%s: ibv_query_device failed: %s", name, strerror(rc));
+        return GSHMEMI_ERR_SYSTEM;
+    }
+    rc = gshmemi_ibv_query_port(c, port, pattr);
+    if (rc) {
+        GSHMEMI_ERROR(sub, "%s port %u: ibv_query_port failed: %s", name, port, strerror(rc));
+        return GSHMEMI_ERR_SYSTEM;
+    }
+    memset(gid, 0, sizeof(*gid));
+    /* RoCE addresses by GID; index 0 is the port's default (link-local or RoCE v1 on some setups:
+     * GSHMEM_IB_DEVICE cannot pick another index yet, and RoCE v2 fabrics may need one) */
+    if (pattr->link_layer == IBV_LINK_LAYER_ETHERNET && gshmemi_ibv.query_gid(c, port, 0, gid)) {
+        GSHMEMI_ERROR(sub, "%s port %u: ibv_query_gid(index 0) failed: %s", name, port, strerror(errno));
+        return GSHMEMI_ERR_SYSTEM;
+    }
+    return GSHMEMI_OK;
+}
+
 /* ---------------------------------------------------------------- device and port */
 
 int gshmemi_ibv_parse_device(const char *sub, const char *text, char *name, size_t cap, int *port)

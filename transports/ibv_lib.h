@@ -60,6 +60,12 @@ void gshmemi_ibv_set_library_for_test(const char *name);
 /* ibv_query_port as verbs.h's inline does it, with the loaded table for the old entry point. */
 int gshmemi_ibv_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *attr);
 
+/* What a QP's setup needs of device name's port: its device and port attributes, and its GID
+ * index 0 on RoCE (all zero on InfiniBand, which addresses by LID). Errors logged under sub,
+ * naming the device, the port and the call; GSHMEMI_ERR_SYSTEM. */
+int gshmemi_ibv_query_attrs(const char *sub, struct ibv_context *c, const char *name, uint8_t port, struct ibv_device_attr *dattr,
+                            struct ibv_port_attr *pattr, union ibv_gid *gid);
+
 #define GSHMEMI_IBV_NAME_MAX 64 /* IBV_SYSFS_NAME_MAX */
 
 /* Parses GSHMEM_IB_DEVICE (errors logged under subsystem sub): "name" or "name:port" (port 1..255, decimal digits only). name gets the

@@ -410,25 +410,7 @@ static int open_all(gshmemi_ibgda_t *g, const gshmemi_ibgda_args_t *a)
     rc = open_device(g, why, sizeof(why));
     if (rc == GSHMEMI_ERR_UNSUPPORTED) GSHMEMI_INFO(SUB, "%s", why);
     GSHMEMI_CHECK(rc);
-    rc = gshmemi_ibv.query_device(g->ctx, &g->dattr);
-    if (rc) {
-        GSHMEMI_ERROR(SUB, "%s: ibv_query_device failed: %s", g->devname, strerror(rc));
-        return GSHMEMI_ERR_SYSTEM;
-    }
-    rc = gshmemi_ibv_query_port(g->ctx, g->port, &g->pattr);
-    if (rc) {
-        GSHMEMI_ERROR(SUB, "%s port %u: ibv_query_port failed: %s", g->devname, g->port, strerror(rc));
-        return GSHMEMI_ERR_SYSTEM;
-    }
-    memset(&gid, 0, sizeof(gid));
-    if (g->pattr.link_layer == IBV_LINK_LAYER_ETHERNET) {
-        /* GID index 0, as the verbs backend: on RoCE v2 fabrics another index may be needed
-         * (unverified without a NIC) */
-        if (gshmemi_ibv.query_gid(g->ctx, g->port, 0, &gid)) {
-            GSHMEMI_ERROR(SUB, "%s port %u: ibv_query_gid(index 0) failed: %s", g->devname, g->port, strerror(errno));
-            return GSHMEMI_ERR_SYSTEM;
-        }
-    }
+    GSHMEMI_CHECK(gshmemi_ibv_query_attrs(SUB, g->ctx, g->devname, g->port, &g->dattr, &g->pattr, &gid));
     memcpy(g->gid, gid.raw, 16);
 
     errno = 0;

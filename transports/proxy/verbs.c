@@ -199,7 +199,7 @@ static int drain(gshmemi_proxy_backend_t *be);
 static int open_device(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **out, void *my_blob)
 {
     char want[GSHMEMI_VERBS_NAME_MAX], why[512] = "", present[512];
-    int want_port, n = 0, i, rc, chosen = -1, port = 0, err;
+    int want_port, n = 0, i, chosen = -1, port = 0, err;
     struct ibv_device **list;
     gshmemi_proxy_backend_t *be;
     union ibv_gid gid;
@@ -281,26 +281,7 @@ static int open_device(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **o
     gshmemi_ibv.free_device_list(list);
     be->port = (uint8_t)port;
 
-    rc = gshmemi_ibv.query_device(be->ibctx, &be->dattr);
-    if (rc) {
-        GSHMEMI_ERROR(SUB, "%s: ibv_query_device failed: %s", be->devname, strerror(rc));
-        return GSHMEMI_ERR_SYSTEM;
-    }
-    rc = gshmemi_ibv_query_port(be->ibctx, be->port, &be->pattr);
-    if (rc) {
-        GSHMEMI_ERROR(SUB, "%s port %d: ibv_query_port failed: %s", be->devname, port, strerror(rc));
-        return GSHMEMI_ERR_SYSTEM;
-    }
-    memset(&gid, 0, sizeof(gid));
-    if (be->pattr.link_layer == IBV_LINK_LAYER_ETHERNET) {
-        /* RoCE addresses by GID; index 0 is the port's default (link-local or RoCE v1 on some
-         * setups: GSHMEM_IB_DEVICE cannot pick another index yet) */
-        rc = gshmemi_ibv.query_gid(be->ibctx, be->port, 0, &gid);
-        if (rc) {
-            GSHMEMI_ERROR(SUB, "%s port %d: ibv_query_gid(index 0) failed: %s", be->devname, port, strerror(errno));
-            return GSHMEMI_ERR_SYSTEM;
-        }
-    }
+    GSHMEMI_CHECK(gshmemi_ibv_query_attrs(SUB, be->ibctx, be->devname, be->port, &be->dattr, &be->pattr, &gid));
     be->pd = gshmemi_ibv.alloc_pd(be->ibctx);
     if (!be->pd) {
         GSHMEMI_ERROR(SUB, "%s: ibv_alloc_pd failed: %s", be->devname, strerror(errno));
