@@ -55,7 +55,11 @@ typedef struct harness {
     _Alignas(8) uint8_t pe0[SMALL];
     region_t local[2], remote[2][2];
     unsigned n_resolve, n_copy, n_store, n_atomic, n_cqe, n_ci_reads;
-    int fail_copy; /* the copy callback fails with GSHMEMI_ERR_CUDA */
+    unsigned n_reads, n_sq_reads;     /* every read; those of the SQ ring */
+    unsigned sq_read_slot[4], sq_read_bbs[4]; /* the first SQ reads since the counts were reset */
+    int sq_read_outside;              /* a read began in the ring and ran past its end */
+    unsigned fail_copy;               /* the fail_copy-th copy (from 1) fails with GSHMEMI_ERR_CUDA */
+    gshmemi_mlx5_cqe_t cqe_log[64];   /* the first CQEs written, in order, wherever they went */
     gshmemi_nic_emul_qp_cfg_t cfg;
     gshmemi_nic_emul_qp_t qp;
 } harness_t;
@@ -76,14 +80,30 @@ static int find(const region_t *r, unsigned n, uint32_t key, uint64_t addr, uint
 static int h_read(void *ctx, void *dst, const void *src, size_t n)
 {
     harness_t *h = ctx;
+    const uint8_t *p = src, *end = h->sq + (size_t)h->sq_bbs * 64;
+    h->n_reads++;
     h->n_ci_reads += src == h->cfg.cq_dbrec;
+    if (p >= h->sq && p < end) {
+        if (n > (size_t)(end - p)) h->sq_read_outside = 1;
+        if (h->n_sq_reads < 4) {
+            h->sq_read_slot[h->n_sq_reads] = (unsigned)((p - h->sq) / 64);
+            h->sq_read_bbs[h->n_sq_reads] = (unsigned)(n / 64);
+        }
+        h->n_sq_reads++;
+    }
     memcpy(dst, src, n);
     return 0;
+}
+
+static void reset_counts(harness_t *h)
+{
+    h->n_reads = h->n_sq_reads = h->n_ci_reads = h->n_cqe = 0;
 }
 
 static int h_write_cqe(void *ctx, void *addr, const gshmemi_mlx5_cqe_t *cqe)
 {
     harness_t *h = ctx;
+    if (h->n_cqe < 64) h->cqe_log[h->n_cqe] = *cqe;
     h->n_cqe++;
     memcpy(addr, cqe, 63);
     __atomic_store_n((uint8_t *)addr + 63, cqe->bytes[63], __ATOMIC_RELEASE);
@@ -111,7 +131,7 @@ static int h_copy(void *ctx, void *dst, const void *src, size_t n)
 {
     harness_t *h = ctx;
     h->n_copy++;
-    if (h->fail_copy) return GSHMEMI_ERR_CUDA;
+    if (h->fail_copy && h->n_copy >= h->fail_copy) return GSHMEMI_ERR_CUDA;
     memcpy(dst, src, n);
     return 0;
 }
@@ -193,6 +213,8 @@ static void h_setup(harness_t *h, uint32_t sq_bbs, uint32_t ncqe, void (*tweak)(
 
 static void h_teardown(harness_t *h)
 {
+    assert_false(h->sq_read_outside);
+    gshmemi_nic_emul_qp_fini(&h->qp);
     free(h->sq);
     free(h->cq);
 }
@@ -1059,6 +1081,205 @@ static void test_cq_modes(void **state)
     h_teardown(&h);
 }
 
+/* ---- batching: the SQ in one or two reads, a collapsed CQ written once a call ---------------- */
+/* 100 one-BB puts posted at once: one progress reads the doorbell record and the 100 BBs in one
+ * read, executes them all and, on a CQ that is not collapsed, writes each CQE. The next 100 wrap
+ * the ring: two SQ reads, the second from slot 0. */
+static void test_batched_reads(void **state)
+{
+    (void)state;
+    static harness_t h;
+    h_setup(&h, 128, 128, NULL);
+    for (int round = 0; round < 2; round++) {
+        const uint16_t first = h.pi;
+        for (int i = 0; i < 100; i++)
+            post_put(&h, SIG, A(h.rmem + 32 * i + round), RKEY, A(h.lmem + 4000 + 32 * i + round), LKEY, 24);
+        ring(&h);
+        reset_counts(&h);
+        assert_int_equal(gshmemi_nic_emul_progress(&h.qp), 100);
+        assert_int_equal(h.n_sq_reads, round ? 2 : 1);
+        assert_int_equal(h.n_reads, 1 + h.n_sq_reads + h.n_ci_reads); /* the doorbell record once */
+        assert_true(h.n_reads <= 3u + (unsigned)round); /* round 1: the consumer index, once, where the CQ looked full */
+        assert_int_equal(h.sq_read_slot[0], round ? 100 : 0);
+        assert_int_equal(h.sq_read_bbs[0], round ? 28 : 100);
+        if (round) {
+            assert_int_equal(h.sq_read_slot[1], 0);
+            assert_int_equal(h.sq_read_bbs[1], 72);
+        }
+        assert_int_equal(h.n_cqe, 100); /* not collapsed: one write per CQE */
+        for (int i = 0; i < 100; i++) expect_ok(&h, W, (uint16_t)(first + i), 24);
+        expect_no_cqe(&h);
+        for (int i = 0; i < 100; i++) assert_memory_equal(h.rmem + 32 * i + round, h.lmem + 4000 + 32 * i + round, 24);
+    }
+    /* nothing posted: the doorbell record only */
+    reset_counts(&h);
+    assert_int_equal(gshmemi_nic_emul_progress(&h.qp), 0);
+    assert_int_equal(h.n_reads, 1);
+    h_teardown(&h);
+}
+
+/* One batch across the ring's end, with 2-BB WQEs at slots 15 -> 0 and 2 -> 3, after a first pass
+ * left NOPs in the low slots (a stale copy of them would fail the index check). */
+static void test_batch_wrap(void **state)
+{
+    (void)state;
+    static harness_t h;
+    static uint8_t inl1[60], inl2[70];
+    h_setup(&h, 16, 32, NULL); /* 32 CQEs: no consumer-index read in the count below */
+    for (int i = 0; i < 13; i++) post_nop(&h, SIG);
+    ring(&h);
+    assert_int_equal(gshmemi_nic_emul_progress(&h.qp), 13);
+    for (int i = 0; i < 13; i++) expect_ok(&h, GSHMEMI_MLX5_OPCODE_NOP, (uint16_t)i, 0);
+    fill(inl1, sizeof(inl1));
+    fill(inl2, sizeof(inl2));
+    post_put(&h, SIG, A(h.rmem), RKEY, A(h.lmem + 100), LKEY, 40);  /* 13 */
+    post_put(&h, 0, A(h.rmem + 40), RKEY, A(h.lmem + 200), LKEY, 9); /* 14 */
+    post_inline(&h, SIG, A(h.rmem + 100), RKEY, inl1, 60);           /* 15, 16: slots 15 and 0 */
+    post_get(&h, SIG, A(h.rmem + 300), RKEY, A(h.lmem + 3000), LKEY, 33); /* 17: slot 1 */
+    post_inline(&h, SIG, A(h.rmem + 400), RKEY, inl2, 70);           /* 18, 19: slots 2 and 3 */
+    post_put(&h, SIG, A(h.rmem + 500), RKEY, A(h.lmem + 500), LKEY, 300); /* 20: slot 4 */
+    assert_int_equal(h.pi, 21);
+    ring(&h);
+    reset_counts(&h);
+    assert_int_equal(gshmemi_nic_emul_progress(&h.qp), 6);
+    assert_int_equal(h.n_reads, 3);
+    assert_int_equal(h.n_sq_reads, 2);
+    assert_int_equal(h.sq_read_slot[0], 13);
+    assert_int_equal(h.sq_read_bbs[0], 3);
+    assert_int_equal(h.sq_read_slot[1], 0);
+    assert_int_equal(h.sq_read_bbs[1], 5);
+    expect_ok(&h, W, 13, 40);
+    expect_ok(&h, W, 15, 60);
+    expect_ok(&h, GSHMEMI_MLX5_OPCODE_RDMA_READ, 17, 33);
+    expect_ok(&h, W, 18, 70);
+    expect_ok(&h, W, 20, 300);
+    expect_no_cqe(&h);
+    assert_memory_equal(h.rmem, h.lmem + 100, 40);
+    assert_memory_equal(h.rmem + 40, h.lmem + 200, 9);
+    assert_memory_equal(h.rmem + 100, inl1, 60);
+    assert_memory_equal(h.lmem + 3000, h.rmem + 300, 33);
+    assert_memory_equal(h.rmem + 400, inl2, 70);
+    assert_memory_equal(h.rmem + 500, h.lmem + 500, 300);
+    assert_int_equal(h.qp.state, GSHMEMI_NIC_EMUL_QP_RTS);
+    h_teardown(&h);
+}
+
+static void one_cqe(gshmemi_nic_emul_qp_cfg_t *c)
+{
+    c->cq_collapsed = 1;
+    c->ncqe = 1;
+}
+
+/* The i-th CQE written: its opcode (REQ or REQ_ERR), WQE counter, owner bit, and for an error the
+ * vendor syndrome. */
+static void expect_written(const harness_t *h, unsigned i, uint8_t cqe_op, uint16_t idx, uint8_t vendor)
+{
+    const gshmemi_mlx5_cqe_t *c = &h->cqe_log[i];
+    assert_true(i < 64 && i < h->n_cqe);
+    assert_int_equal(c->ok.op_own >> 4, cqe_op);
+    if (cqe_op == GSHMEMI_MLX5_CQE_REQ) {
+        assert_int_equal(gshmemi_mlx5_be16(c->ok.wqe_counter), idx);
+    } else {
+        gshmemi_mlx5_err_info_t e = gshmemi_mlx5_err_decode(&c->err);
+        assert_int_equal(e.wqe_counter, idx);
+        assert_int_equal(e.vendor_err_synd, vendor);
+    }
+}
+
+/* A collapsed CQ: the successes of one call give one write, the newest (whose owner bit is the
+ * one its place in the CQ's order gives); an error gets the newest success before it, then its
+ * own CQE and the flushes, each at once and never an older one after a newer. */
+static void test_collapsed_coalesce(void **state)
+{
+    (void)state;
+    static harness_t h;
+    h_setup(&h, 128, 1, one_cqe);
+    for (int i = 0; i < 100; i++)
+        post_put(&h, SIG, A(h.rmem + 16 * i), RKEY, A(h.lmem + 2000 + 16 * i), LKEY, 16);
+    ring(&h);
+    assert_int_equal(gshmemi_nic_emul_progress(&h.qp), 100);
+    assert_int_equal(h.n_cqe, 1);
+    expect_written(&h, 0, GSHMEMI_MLX5_CQE_REQ, 99, 0);
+    assert_memory_equal(h.cq, &h.cqe_log[0], 64);
+    assert_int_equal(h.cq[0].ok.op_own, GSHMEMI_MLX5_CQE_REQ << 4 | (99 & 1)); /* CQE 99 of a 1-entry CQ */
+    assert_int_equal(gshmemi_mlx5_be32(h.cq[0].ok.byte_cnt), 16);
+    assert_memory_equal(h.rmem, h.lmem + 2000, 1600);
+    assert_int_equal(h.qp.cq_pi, 100);
+    /* the newest WQE unsignalled: the newest signalled one shows */
+    reset_counts(&h);
+    for (int i = 0; i < 10; i++) post_nop(&h, i < 8 ? SIG : 0);
+    ring(&h);
+    assert_int_equal(gshmemi_nic_emul_progress(&h.qp), 10);
+    assert_int_equal(h.n_cqe, 1);
+    expect_written(&h, 0, GSHMEMI_MLX5_CQE_REQ, 107, 0);
+    assert_int_equal(h.cq[0].ok.op_own, GSHMEMI_MLX5_CQE_REQ << 4 | (107 & 1));
+    /* a delay splits the work: one write per call that completed something, none for a call
+     * that only held */
+    reset_counts(&h);
+    h.qp.inject.delay_at = h.qp.wqes + 3;
+    h.qp.inject.delay_calls = 1;
+    for (int i = 0; i < 5; i++) post_nop(&h, SIG);
+    ring(&h);
+    assert_int_equal(gshmemi_nic_emul_progress(&h.qp), 2);
+    assert_int_equal(h.n_cqe, 1);
+    expect_written(&h, 0, GSHMEMI_MLX5_CQE_REQ, 111, 0);
+    assert_int_equal(gshmemi_nic_emul_progress(&h.qp), 3);
+    assert_int_equal(h.n_cqe, 2);
+    expect_written(&h, 1, GSHMEMI_MLX5_CQE_REQ, 114, 0);
+    assert_int_equal(gshmemi_nic_emul_progress(&h.qp), 0);
+    assert_int_equal(h.n_cqe, 2);
+    h_teardown(&h);
+
+    /* an error in the middle: success 3, then error 4, then flushes 5..9 */
+    h_setup(&h, 16, 1, one_cqe);
+    h.qp.inject.bad_rkey_at = 5;
+    for (int i = 0; i < 10; i++) post_put(&h, SIG, A(h.rmem + 16 * i), RKEY, A(h.lmem + 16 * i), LKEY, 16);
+    ring(&h);
+    capture_begin();
+    int got = gshmemi_nic_emul_progress(&h.qp);
+    capture_end();
+    assert_int_equal(got, 10);
+    assert_int_equal(h.n_cqe, 7);
+    expect_written(&h, 0, GSHMEMI_MLX5_CQE_REQ, 3, 0);
+    expect_written(&h, 1, GSHMEMI_MLX5_CQE_REQ_ERR, 4, GSHMEMI_NIC_EMUL_INJECT_RKEY);
+    for (unsigned i = 2; i < 7; i++) expect_written(&h, i, GSHMEMI_MLX5_CQE_REQ_ERR, (uint16_t)(i + 3), GSHMEMI_NIC_EMUL_FLUSH);
+    assert_memory_equal(h.cq, &h.cqe_log[6], 64);
+    assert_int_equal(h.qp.cq_pi, 10);
+    h_teardown(&h);
+
+    /* the error first (nothing before it to write), the WQE before it unsignalled */
+    h_setup(&h, 16, 1, one_cqe);
+    h.qp.inject.bad_rkey_at = 2;
+    post_put(&h, 0, A(h.rmem), RKEY, A(h.lmem), LKEY, 16);
+    post_put(&h, SIG, A(h.rmem + 16), RKEY, A(h.lmem + 16), LKEY, 16);
+    post_nop(&h, SIG);
+    ring(&h);
+    capture_begin();
+    got = gshmemi_nic_emul_progress(&h.qp);
+    capture_end();
+    assert_int_equal(got, 3);
+    assert_int_equal(h.n_cqe, 2);
+    expect_written(&h, 0, GSHMEMI_MLX5_CQE_REQ_ERR, 1, GSHMEMI_NIC_EMUL_INJECT_RKEY);
+    expect_written(&h, 1, GSHMEMI_MLX5_CQE_REQ_ERR, 2, GSHMEMI_NIC_EMUL_FLUSH);
+    h_teardown(&h);
+
+    /* a callback fails after two successes: the newest of them is still written */
+    h_setup(&h, 16, 1, one_cqe);
+    h.fail_copy = 3;
+    for (int i = 0; i < 4; i++) post_put(&h, SIG, A(h.rmem + 16 * i), RKEY, A(h.lmem + 16 * i), LKEY, 16);
+    ring(&h);
+    capture_begin();
+    got = gshmemi_nic_emul_progress(&h.qp);
+    const char *log = capture_end();
+    assert_int_equal(got, GSHMEMI_ERR_CUDA);
+    assert_non_null(strstr(log, "the copy callback failed"));
+    assert_int_equal(h.n_cqe, 1);
+    expect_written(&h, 0, GSHMEMI_MLX5_CQE_REQ, 1, 0);
+    assert_int_equal(gshmemi_nic_emul_progress(&h.qp), GSHMEMI_ERR_CUDA);
+    assert_int_equal(h.n_cqe, 1);
+    h_teardown(&h);
+}
+
 /* ---- the engine's own failures -------------------------------------------------------------- */
 static void test_callback_failure(void **state)
 {
@@ -1105,6 +1326,11 @@ static void test_init_checks(void **state)
     assert_int_equal(gshmemi_nic_emul_qp_init(&qp, &c, &host_ops, &h), GSHMEMI_ERR_INVALID);
     c.cq_collapsed = 1; /* a collapsed CQ needs no consumer index */
     assert_int_equal(gshmemi_nic_emul_qp_init(&qp, &c, &host_ops, &h), GSHMEMI_OK);
+    assert_non_null(qp.sq_cache);
+    gshmemi_nic_emul_qp_fini(&qp);
+    assert_null(qp.sq_cache);
+    gshmemi_nic_emul_qp_fini(&qp); /* twice, and on NULL: nothing */
+    gshmemi_nic_emul_qp_fini(NULL);
     c = h.cfg, c.max_inline = 973;
     assert_int_equal(gshmemi_nic_emul_qp_init(&qp, &c, &host_ops, &h), GSHMEMI_ERR_INVALID);
     gshmemi_nic_emul_ops_t o = host_ops;
@@ -1117,6 +1343,7 @@ static void test_init_checks(void **state)
     assert_non_null(strstr(log, "ops.resolve_local"));
     c.null_mode = 1; /* null mode needs no memory callbacks */
     assert_int_equal(gshmemi_nic_emul_qp_init(&qp, &c, &o, &h), GSHMEMI_OK);
+    gshmemi_nic_emul_qp_fini(&qp);
     assert_string_equal(gshmemi_nic_emul_reason_str(GSHMEMI_NIC_EMUL_FLUSH), "flushed: the QP is in the error state");
     assert_string_equal(gshmemi_nic_emul_reason_str(0x42), "unknown");
     h_teardown(&h);
@@ -1132,6 +1359,8 @@ int main(void)
         cmocka_unit_test(test_inject_bad_rkey), cmocka_unit_test(test_inject_bad_range),
         cmocka_unit_test(test_inject_delay),    cmocka_unit_test(test_cq_overrun),
         cmocka_unit_test(test_cq_modes),        cmocka_unit_test(test_callback_failure),
+        cmocka_unit_test(test_batched_reads),   cmocka_unit_test(test_batch_wrap),
+        cmocka_unit_test(test_collapsed_coalesce),
         cmocka_unit_test(test_init_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

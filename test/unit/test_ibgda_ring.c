@@ -197,6 +197,7 @@ static void test_protocol(void **state)
         assert_int_equal(h.target[w], (uint32_t)last);
     }
     for (int k = 0; k < 10; k++) assert_int_equal(h.target[WORDS + k], (uint32_t)last_big + (uint32_t)k);
+    gshmemi_nic_emul_qp_fini(&qp);
 }
 
 /* A WQE with a wrong rkey: the poller meets an error CQE naming the RDMA WRITE and the syndrome. */
@@ -220,6 +221,7 @@ static void test_error_cqe(void **state)
     assert_int_equal(i.syndrome, GSHMEMI_MLX5_SYNDROME_REMOTE_ACCESS_ERR);
     assert_string_equal(gshmemi_mlx5_syndrome_str(i.syndrome, buf), "remote access error");
     assert_string_equal(gshmemi_mlx5_opcode_name(i.wqe_opcode), "RDMA_WRITE");
+    gshmemi_nic_emul_qp_fini(&qp);
 }
 
 int main(void)

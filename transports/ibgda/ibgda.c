@@ -952,6 +952,8 @@ static int ibgda_finalize(gshmemi_transport_ctx_t *ctx)
     if (ib.reserved) (void)gshmemi_cu.cuMemAddressFree(ib.va, ib.va_size);
     free(ib.blobs);
     free(ib.recs);
+    for (int pe = 0; ib.qps && pe < (ib.ctx ? ib.ctx->n_pes : 0); pe++)
+        if (ib.qps[pe].peer >= 0) gshmemi_nic_emul_qp_fini(&ib.qps[pe].emu);
     free(ib.qps);
     memset(&ib, 0, sizeof(ib));
     return GSHMEMI_OK;

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../runtime/log.h"
@@ -80,7 +81,25 @@ static int callback_failed(gshmemi_nic_emul_qp_t *qp, const char *name, int rc)
                  qp->cfg.qpn, qp->cfg.peer, name, rc, gshmemi_strerror(rc));
 }
 
+#define TRY(call)                                                                                  \
+    do {                                                                                           \
+        int try_rc_ = (call);                                                                      \
+        if (try_rc_) return try_rc_;                                                               \
+    } while (0)
+
 /* ---- CQEs ----------------------------------------------------------------------------------- */
+/* Writes the success CQE a collapsed CQ kept back. In the fatal state (a callback failed after
+ * the CQE's WQE completed) it is still written, and that first failure stays the one reported. */
+static int flush_cqe(gshmemi_nic_emul_qp_t *qp)
+{
+    if (!qp->cqe_pending) return 0;
+    qp->cqe_pending = 0;
+    int rc = qp->ops->write_cqe(qp->ctx, qp->cfg.cq, &qp->cqe_stash);
+    if (!rc) return 0;
+    if (qp->state == GSHMEMI_NIC_EMUL_QP_FATAL) return qp->fatal_rc;
+    return callback_failed(qp, "write_cqe", rc);
+}
+
 static int put_cqe(gshmemi_nic_emul_qp_t *qp, gshmemi_mlx5_cqe_t *cqe, uint8_t cqe_opcode)
 {
     const gshmemi_nic_emul_qp_cfg_t *c = &qp->cfg;
@@ -99,6 +118,18 @@ static int put_cqe(gshmemi_nic_emul_qp_t *qp, gshmemi_mlx5_cqe_t *cqe, uint8_t c
     }
     /* the owner bit flips on every pass over the ring, from 0 on the first */
     cqe->ok.op_own = (uint8_t)(cqe_opcode << 4 | gshmemi_mlx5_cq_owner(qp->cq_pi, c->ncqe));
+    if (c->cq_collapsed) {
+        /* entry 0 shows only the newest CQE: a success waits for the next CQE or the end of the
+         * call, each write being a copy to GPU memory; an error is written at once, after the
+         * success before it, so the consumer never sees an older CQE after a newer one */
+        if (cqe_opcode == GSHMEMI_MLX5_CQE_REQ) {
+            qp->cqe_stash = *cqe;
+            qp->cqe_pending = 1;
+            qp->cq_pi++;
+            return 0;
+        }
+        TRY(flush_cqe(qp));
+    }
     int rc = qp->ops->write_cqe(qp->ctx, (uint8_t *)c->cq + (size_t)slot * GSHMEMI_MLX5_CQE_BYTES, cqe);
     if (rc) return callback_failed(qp, "write_cqe", rc);
     qp->cq_pi++;
@@ -151,12 +182,6 @@ static int fail(gshmemi_nic_emul_qp_t *qp, const wqe_t *w, uint8_t syndrome, uin
     int rc = err_cqe(qp, w, syndrome, vendor);
     return rc ? rc : WQE_FAILED;
 }
-
-#define TRY(call)                                                                                  \
-    do {                                                                                           \
-        int try_rc_ = (call);                                                                      \
-        if (try_rc_) return try_rc_;                                                               \
-    } while (0)
 
 /* ---- keys ----------------------------------------------------------------------------------- */
 static int res_local(gshmemi_nic_emul_qp_t *qp, const wqe_t *w, uint32_t lkey, uint64_t addr, uint64_t len,
@@ -392,20 +417,37 @@ static int do_atomic(gshmemi_nic_emul_qp_t *qp, const wqe_t *w)
 }
 
 /* ---- the queue ------------------------------------------------------------------------------ */
-/* n BBs of the WQE at counter idx, from its BB first on, into dst (the ring may wrap between). */
-static int read_bbs(gshmemi_nic_emul_qp_t *qp, uint16_t idx, unsigned first, unsigned n, uint8_t *dst)
+/* The BBs posted since the last WQE consumed, avail of them, into the host copy at their slots:
+ * one read, or two where the ring wraps. Never past the ring's size: a doorbell record further
+ * ahead is one()'s error to report, and every slot then holds what the ring holds. */
+static int read_sq(gshmemi_nic_emul_qp_t *qp, uint32_t avail)
+{
+    uint32_t n = avail < qp->cfg.sq_bbs ? avail : qp->cfg.sq_bbs;
+    uint32_t slot = gshmemi_mlx5_sq_slot((uint16_t)qp->sq_ci, qp->cfg.sq_bbs);
+    while (n) {
+        uint32_t run = qp->cfg.sq_bbs - slot < n ? qp->cfg.sq_bbs - slot : n;
+        size_t off = (size_t)slot * GSHMEMI_MLX5_SEND_WQE_BB;
+        int rc = qp->ops->read(qp->ctx, qp->sq_cache + off, (const uint8_t *)qp->cfg.sq + off,
+                               (size_t)run * GSHMEMI_MLX5_SEND_WQE_BB);
+        if (rc) return callback_failed(qp, "read (SQ)", rc);
+        n -= run;
+        slot = 0;
+    }
+    return 0;
+}
+
+/* n BBs of the WQE at counter idx, from its BB first on, into dst (the ring may wrap between),
+ * from the host copy read_sq filled. */
+static void read_bbs(gshmemi_nic_emul_qp_t *qp, uint16_t idx, unsigned first, unsigned n, uint8_t *dst)
 {
     while (n) {
         uint32_t slot = gshmemi_mlx5_sq_slot((uint16_t)(idx + first), qp->cfg.sq_bbs);
         unsigned run = qp->cfg.sq_bbs - slot < n ? qp->cfg.sq_bbs - slot : n;
-        int rc = qp->ops->read(qp->ctx, dst, (const uint8_t *)qp->cfg.sq + (size_t)slot * GSHMEMI_MLX5_SEND_WQE_BB,
-                               (size_t)run * GSHMEMI_MLX5_SEND_WQE_BB);
-        if (rc) return callback_failed(qp, "read (SQ)", rc);
+        memcpy(dst, qp->sq_cache + (size_t)slot * GSHMEMI_MLX5_SEND_WQE_BB, (size_t)run * GSHMEMI_MLX5_SEND_WQE_BB);
         dst += (size_t)run * GSHMEMI_MLX5_SEND_WQE_BB;
         first += run;
         n -= run;
     }
-    return 0;
 }
 
 /* The next WQE, with avail BBs posted. *used: the BBs it takes (0 while a delay holds it). */
@@ -428,7 +470,7 @@ static int one(gshmemi_nic_emul_qp_t *qp, uint32_t avail, unsigned *used)
             return 0;
         }
     }
-    TRY(read_bbs(qp, w.idx, 0, 1, w.buf));
+    read_bbs(qp, w.idx, 0, 1, w.buf);
     uint32_t w0 = ld32(w.buf), w1 = ld32(w.buf + 4);
     w.opcode = (uint8_t)w0;
     w.widx = (uint16_t)(w0 >> 8);
@@ -459,7 +501,7 @@ static int one(gshmemi_nic_emul_qp_t *qp, uint32_t avail, unsigned *used)
     if ((w.fm_ce_se >> 5) > 4) /* 0 none, 1 small, 2 fence, 3 strong ordering, 4 small and fence */
         return fail(qp, &w, GSHMEMI_MLX5_SYNDROME_LOCAL_QP_OP_ERR, GSHMEMI_NIC_EMUL_BAD_FENCE,
                     "fence mode %u", w.fm_ce_se >> 5);
-    if (w.bbs > 1) TRY(read_bbs(qp, w.idx, 1, w.bbs - 1, w.buf + GSHMEMI_MLX5_SEND_WQE_BB));
+    if (w.bbs > 1) read_bbs(qp, w.idx, 1, w.bbs - 1, w.buf + GSHMEMI_MLX5_SEND_WQE_BB);
     /* Work runs in order, each WQE done before the next is read: every fence mode holds. The
      * signature byte is ignored, as with WQE signatures disabled (gshmem never enables them). */
     switch (w.opcode) {
@@ -490,17 +532,22 @@ int gshmemi_nic_emul_progress(gshmemi_nic_emul_qp_t *qp)
     int rc = qp->ops->read(qp->ctx, &db_be, qp->cfg.sq_dbrec, sizeof(db_be));
     if (rc) return callback_failed(qp, "read (send doorbell record)", rc);
     uint32_t avail = (uint16_t)(gshmemi_mlx5_be32(db_be) - (uint16_t)qp->sq_ci);
+    if (avail) TRY(read_sq(qp, avail));
     int n = 0;
     while (avail) {
         unsigned used;
         rc = one(qp, avail, &used);
-        if (rc < 0) return rc;
+        if (rc < 0) {
+            (void)flush_cqe(qp); /* the WQEs done before the failure still complete */
+            return rc;
+        }
         if (!used) break;
         qp->sq_ci += used;
         qp->wqes++;
         avail -= used;
         n++;
     }
+    TRY(flush_cqe(qp));
     return n;
 }
 
@@ -531,9 +578,22 @@ int gshmemi_nic_emul_qp_init(gshmemi_nic_emul_qp_t *qp, const gshmemi_nic_emul_q
         return GSHMEMI_ERR_INVALID;
     }
     memset(qp, 0, sizeof(*qp));
+    qp->sq_cache = malloc((size_t)cfg->sq_bbs * GSHMEMI_MLX5_SEND_WQE_BB);
+    if (!qp->sq_cache) {
+        GSHMEMI_ERROR(SUB, "gshmemi_nic_emul_qp_init: QP 0x%x: no host memory for the copy of its SQ (%u BBs, %zu bytes)",
+                      cfg->qpn, cfg->sq_bbs, (size_t)cfg->sq_bbs * GSHMEMI_MLX5_SEND_WQE_BB);
+        return GSHMEMI_ERR_NOMEM;
+    }
     qp->cfg = *cfg;
     qp->ops = ops;
     qp->ctx = ctx;
     qp->state = GSHMEMI_NIC_EMUL_QP_RTS;
     return GSHMEMI_OK;
+}
+
+void gshmemi_nic_emul_qp_fini(gshmemi_nic_emul_qp_t *qp)
+{
+    if (!qp) return;
+    free(qp->sq_cache);
+    qp->sq_cache = NULL;
 }

@@ -217,16 +217,31 @@ typedef struct gshmemi_nic_emul_qp {
     uint32_t hold_left;     /* progress calls it still waits */
     gshmemi_mlx5_err_info_t err; /* the WQE error that put the QP in the error state */
     char reason[256];       /* that error in words (also logged) */
+    uint8_t *sq_cache;      /* host copy of the SQ ring, slot for slot: the BBs one progress call
+                             * read in at most two reads (sq_bbs * 64 bytes, freed by qp_fini) */
+    int cqe_pending;        /* collapsed CQ: a success CQE kept back until the call ends */
+    gshmemi_mlx5_cqe_t cqe_stash; /* that CQE, owner bit set */
 } gshmemi_nic_emul_qp_t;
 
 /* Checks cfg (power-of-two sizes, every address and callback given) and starts the QP in RTS
- * with its counters at 0. GSHMEMI_ERR_INVALID, logged naming the field, otherwise. */
+ * with its counters at 0. GSHMEMI_ERR_INVALID, logged naming the field, otherwise;
+ * GSHMEMI_ERR_NOMEM (logged) when the host copy of the SQ cannot be allocated. Every QP that
+ * init returned GSHMEMI_OK for needs gshmemi_nic_emul_qp_fini before it is freed or initialized
+ * again. */
 int gshmemi_nic_emul_qp_init(gshmemi_nic_emul_qp_t *qp, const gshmemi_nic_emul_qp_cfg_t *cfg,
                              const gshmemi_nic_emul_ops_t *ops, void *ctx);
+
+/* Frees what init allocated; safe on NULL, on a zeroed QP and called twice. */
+void gshmemi_nic_emul_qp_fini(gshmemi_nic_emul_qp_t *qp);
 
 /* Reads the send doorbell record and consumes every WQE posted since the last call, in order:
  * executes it and writes its CQE when its ctrl segment asks for one (ce = 2 or 3), an error
  * CQE when it fails, a flush CQE in the error state. Stops early at a WQE a delay holds.
+ * Each call reads the posted BBs in one or two reads (two where the ring wraps), since a read of
+ * GPU memory costs microseconds; a WQE a delay holds is read again by the next call. On a
+ * collapsed CQ only the last success CQE of a call is written (before any error CQE, which is
+ * written at once, and before the call returns): what the consumer can observe is unchanged,
+ * since a collapsed CQ shows only the newest entry.
  * Returns the number of WQEs consumed (errors and flushes included), or a negative GSHMEMI_ERR_*
  * when a callback failed or the CQ overran (logged; every later call returns it too). */
 int gshmemi_nic_emul_progress(gshmemi_nic_emul_qp_t *qp);
