@@ -4,7 +4,8 @@
  * test keeps itself (a shadow copy of each memory, expected values written out by hand), over
  * several wraps of the 16-bit WQE counter and of the CQ. Every malformed WQE, bad key and range
  * must give its error CQE and then flushes; null mode, fault injection, CQ overrun and failing
- * callbacks too. */
+ * callbacks too. The read and write_cqe callbacks count their calls: a progress call reads the
+ * posted SQ in one or two reads, and writes one CQE a call on a collapsed CQ. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -855,7 +856,10 @@ static void test_doorbell_errors(void **state)
     h_setup(&h, 16, 32, NULL);
     for (int i = 0; i < 17; i++) post_nop(&h, SIG); /* the 17th overwrites the 1st */
     ring(&h);
+    reset_counts(&h);
     assert_int_equal(gshmemi_nic_emul_progress(&h.qp), 17);
+    assert_int_equal(h.n_sq_reads, 1); /* the ring once, not past it */
+    assert_int_equal(h.sq_read_bbs[0], 16);
     expect_err(&h, GSHMEMI_MLX5_OPCODE_NOP, 0, QPOP, GSHMEMI_NIC_EMUL_SQ_OVERFLOW);
     for (int i = 1; i < 17; i++) expect_flush(&h, GSHMEMI_MLX5_OPCODE_NOP, (uint16_t)i);
     expect_no_cqe(&h);
