@@ -7,7 +7,8 @@
  * entry, the newest completion); any waiting thread reads it, widens its 16-bit WQE counter and
  * raises the count of completed BBs, which quiet, blocking calls and back-pressure wait on. An
  * error CQE is decoded into a message naming the syndrome, the opcode and the peer, and the
- * thread traps.
+ * thread traps. Each peer has GSHMEM_IBGDA_NUM_RC_PER_PE QPs; a thread posts to the one its CTA and
+ * warp pick (gshmemi_ibgda_qp_pick), so posters on different QPs ring in parallel.
  *
  * WQEs are one 64-byte basic block (BB; put, get, inline p, most atomics) or two (8-byte masked
  * compare-swap: swap, set, and, or); counters count BBs, and the BBs of the WQE at each slot are
@@ -32,11 +33,17 @@
 /* Largest message of one WQE (byte_count is 31 bits); longer RMA is split. */
 #define GSHMEMI_IBGDA_MAX_MSG (1u << 30)
 
-/* The QP to pe, or NULL when pe is not routed through IBGDA. */
+/* The QP to pe that this thread posts on (one of ibgda_nqp: gshmemi_ibgda_qp_pick), or NULL when
+ * pe is not routed through IBGDA. */
 GSHMEMI_DEV const gshmemi_ibgda_qp_t *gshmemi_ibgda_qp(int pe)
 {
     const gshmemi_ibgda_qp_t *q = gshmemi_dstate.ibgda;
-    return q && q[pe].sq ? &q[pe] : (const gshmemi_ibgda_qp_t *)0;
+    if (!q) return q;
+    const unsigned nqp = gshmemi_dstate.ibgda_nqp;
+    const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    const unsigned warp = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 32;
+    q += (size_t)pe * nqp + gshmemi_ibgda_qp_pick(cta, warp, nqp);
+    return q->sq ? q : (const gshmemi_ibgda_qp_t *)0;
 }
 
 GSHMEMI_DEV_REPORT void gshmemi_ibgda_no_qp(int pe, const char *routine)
@@ -137,9 +144,12 @@ static __device__ __forceinline__ void gshmemi_ibgda_wait_done(const gshmemi_ibg
  * slot is reused only after the BB sq_bbs before it has completed. */
 GSHMEMI_DEV unsigned long long gshmemi_ibgda_reserve(const gshmemi_ibgda_qp_t *q, int pe, const char *routine, unsigned nbbs = 1)
 {
+    /* DONE is read before the atomic, so the two round trips overlap; it only grows, so a value
+     * read early that suffices still does */
+    const unsigned long long done = *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE);
     const unsigned long long t = atomicAdd(&q->ctr[GSHMEMI_IBGDA_CTR_RESV], (unsigned long long)nbbs);
     const unsigned long long needs = gshmemi_ibgda_slot_needs(t + nbbs - 1, q->sq_bbs);
-    if (*gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) < needs) gshmemi_ibgda_wait_done(q, needs, pe, routine);
+    if (done < needs) gshmemi_ibgda_wait_done(q, needs, pe, routine);
     return t;
 }
 
@@ -162,6 +172,7 @@ static __device__ __forceinline__ void gshmemi_ibgda_ring(const gshmemi_ibgda_qp
 {
     volatile unsigned long long *posted = gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_POSTED);
     gshmemi_ibgda_waiter_t w = {0, 0};
+    const uint64_t bell = *(const volatile uint64_t *)gshmemi_ibgda_wqe(q, last); /* loaded early: overlaps the fence */
     __threadfence();
     while (*posted != t)
         if (gshmemi_ibgda_miss(&w)) gshmemi_ibgda_timeout(routine, pe, "an earlier work request was never posted", *posted, t);
@@ -171,7 +182,7 @@ static __device__ __forceinline__ void gshmemi_ibgda_ring(const gshmemi_ibgda_qp
      * ringer may go (two warps posting to one QP: 4.8-5.1 -> 6.7-10.4 M WQEs/s, null NIC, H100);
      * doorbells of two ringers may then reach the NIC out of order, each naming a WQE the record
      * already covers */
-    if (q->db) *q->db = *(const volatile uint64_t *)gshmemi_ibgda_wqe(q, last);
+    if (q->db) *q->db = bell;
     *posted = t + nbbs;
 }
 
@@ -194,11 +205,12 @@ GSHMEMI_DEV gshmemi_ibgda_grp_t gshmemi_ibgda_reserve1(const gshmemi_ibgda_qp_t 
     g.n = __popc(g.peers);
     g.rank = __popc(g.peers & lt);
     unsigned long long base = 0;
+    const unsigned long long done = *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE); /* before the atomic, as in reserve */
     if (g.rank == 0) base = atomicAdd(&q->ctr[GSHMEMI_IBGDA_CTR_RESV], (unsigned long long)g.n);
     g.base = __shfl_sync(g.peers, base, __ffs(g.peers) - 1);
     g.t = g.base + g.rank;
     const unsigned long long needs = gshmemi_ibgda_slot_needs(g.t, q->sq_bbs);
-    if (*gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) < needs) gshmemi_ibgda_wait_done(q, needs, pe, routine);
+    if (done < needs) gshmemi_ibgda_wait_done(q, needs, pe, routine);
     return g;
 }
 
@@ -273,11 +285,12 @@ static __device__ __noinline__ uint64_t gshmemi_ibgda_g(const void *sym, size_t 
 /* quiet: every WQE reserved so far on every QP of this PE has completed. */
 static __device__ __forceinline__ void gshmemi_ibgda_quiet(const char *routine)
 {
-    for (int pe = 0; pe < gshmemi_dstate.n_pes; pe++) {
-        const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp(pe);
-        if (!q) continue;
+    const unsigned nqp = gshmemi_dstate.ibgda_nqp, n = (unsigned)gshmemi_dstate.n_pes * nqp;
+    for (unsigned i = 0; i < n; i++) {
+        const gshmemi_ibgda_qp_t *q = &gshmemi_dstate.ibgda[i];
+        if (!q->sq) continue;
         const unsigned long long target = *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_RESV);
-        if (*gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) < target) gshmemi_ibgda_wait_done(q, target, pe, routine);
+        if (*gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) < target) gshmemi_ibgda_wait_done(q, target, (int)(i / nqp), routine);
     }
 }
 
@@ -350,8 +363,10 @@ static __device__ __forceinline__ void gshmemi_ibgda_put_signal(void *dest, cons
     if (n) gshmemi_ibgda_rma(1, dest, src, n, pe, 0, routine);
     if (sig_op == 1 /* SHMEM_SIGNAL_ADD */) (void)gshmemi_ibgda_amo(GSHMEMI_AMO_ADD, sig, signal, 0, sizeof(uint64_t), pe, 0, routine);
     else gshmemi_ibgda_p(sig, signal, sizeof(uint64_t), pe, routine);
-    if (blocking) gshmemi_ibgda_wait_done(gshmemi_ibgda_qp(pe), *gshmemi_ibgda_ctr(gshmemi_ibgda_qp(pe), GSHMEMI_IBGDA_CTR_POSTED), pe,
-                                          routine);
+    if (blocking) { /* the QP both went to (this thread's) */
+        const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp(pe);
+        gshmemi_ibgda_wait_done(q, *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_POSTED), pe, routine);
+    }
 }
 
 #endif

@@ -22,7 +22,7 @@ typedef struct gshmemi_proxy_fifo {
     uint64_t timeout_ns;             /* bound of every producer wait (0 = never) */
 } gshmemi_proxy_fifo_t;
 
-/* One RC QP of the IBGDA path (device/ibgda.cuh) to one peer, as device code sees it. The record
+/* One RC QP of the IBGDA path (device/ibgda.cuh) to one peer (of ibgda_nqp), as device code sees it. The record
  * is read-only to the GPU; what the GPU changes lives behind ctr and bbs. Counters count 64-byte
  * basic blocks (BBs); every WQE asks for a CQE. */
 #define GSHMEMI_IBGDA_CTR_RESV 0    /* ctr word: BBs reserved so far (the producers' atomic counter) */
@@ -132,8 +132,9 @@ typedef struct gshmemi_device_state {
     uint64_t wait_timeout_ns;    /* device waits on other PEs trap after this long; 0 = never */
     char *peer_base_c[GSHMEMI_CONST_PEERS]; /* first PEs of peer_base, read through the constant cache */
     gshmemi_proxy_fifo_t proxy;  /* this PE's host-proxy FIFO (device pointers); size 0: no proxy */
-    const gshmemi_ibgda_qp_t *ibgda; /* device array [n_pes]: the QP to each PE routed through IBGDA
-                                      * (sq NULL for the others); NULL: no PE is */
+    const gshmemi_ibgda_qp_t *ibgda; /* device array [n_pes * ibgda_nqp]: the QPs to each PE routed
+                                      * through IBGDA, PE by PE (sq NULL for the others); NULL: no PE is */
+    uint32_t ibgda_nqp;          /* QPs per peer (GSHMEM_IBGDA_NUM_RC_PER_PE), 1 or more */
 } gshmemi_device_state_t;
 
 /* Layout version of gshmemi_device_state_t and of what it points to (gshmemi_team_dev_t, the
@@ -141,7 +142,7 @@ typedef struct gshmemi_device_state {
  * sizeof it was compiled with, and the runtime refuses a module whose pair differs from its own
  * (the state is copied into the module by that size, so a mismatch would be silently misread).
  * GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE is for the test that builds such a module. */
-#define GSHMEMI_DEVICE_STATE_VERSION 4
+#define GSHMEMI_DEVICE_STATE_VERSION 5
 #ifdef GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
 #define GSHMEMI_DEVICE_STATE_MODULE_VERSION GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
 #else

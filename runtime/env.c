@@ -155,6 +155,7 @@ static int parse_nic(const char *name, const char *text, gshmemi_env_nic_t *out)
 
 static int unset_or_positive(gshmemi_env_int_t v) { return v == -1 || v >= 1; }
 static int power_of_two(gshmemi_env_int_t v) { return v >= 64 && v <= (1 << 20) && (v & (v - 1)) == 0; }
+static int qps_per_peer(gshmemi_env_int_t v) { return v >= 1 && v <= 64 && (v & (v - 1)) == 0; }
 
 /* What a row's LIMIT becomes: a test of the local `value`, and a text into the local `rule`
  * (the locals limit_kind and any_text, set from the row's TYPE, pick the wording). */

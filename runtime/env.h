@@ -59,7 +59,7 @@ extern "C" {
     X(PROXY_INJECT_ERROR, int, "0", RANGE(0, INT_MAX), "Tests: the proxy fails its Nth request (1-based) as if the backend had, to show the reported error; 0: never") \
     X(IB_DEVICE, string, "", ANY, "RDMA device the verbs backend and IBGDA open, optionally with its port (mlx5_0 or mlx5_0:1); unset: the first device with an active port (IBGDA: the first mlx5 one)") \
     X(IBGDA_DOORBELL, doorbell, "auto", ANY, "Who rings an IBGDA QP's doorbell: gpu (the kernel writes the doorbell record and the NIC's doorbell page, mapped for the GPU) | cpu (the kernel advances a producer index, a host thread rings) | auto (gpu when the doorbell page maps for the GPU, else cpu; logged)") \
-    X(IBGDA_NUM_RC_PER_PE, int, "2", RANGE(1, 64), "Reliable-connected QPs IBGDA creates per remote peer on a ConnectX (each with its own send CQ; the device path uses the first of them)") \
+    X(IBGDA_NUM_RC_PER_PE, int, "2", CHECK(qps_per_peer, "a power of two, 1..64"), "Reliable-connected QPs IBGDA makes per remote peer, each with its own send CQ; a posting thread takes the one its CTA and warp pick, so posters spread over them") \
     X(IBGDA_INJECT_BAD_RKEY, int, "0", RANGE(0, INT_MAX), "Tests: the emulated IBGDA NIC fails the Nth work request (1-based) of each QP as if its rkey were unknown (an error CQE the device reports), 0: never") \
     X(IBGDA_NIC, nic, "hw", ANY, "What executes IBGDA work requests: hw (a ConnectX through mlx5 DEVX; never run on a NIC) | emulated (a host thread per PE decodes the WQEs and executes them on this host; a test vehicle) | null (puts and gets complete without moving their bytes; inline writes and atomics, so signals and barriers, still execute; times the GPU side of posting)")
 

@@ -289,6 +289,7 @@ static int setup_heap_and_transports(void)
     ctx->route = st->route;
     ctx->dev_proxy = &st->dstate.proxy;
     ctx->dev_ibgda = &st->dstate.ibgda;
+    ctx->dev_ibgda_nqp = &st->dstate.ibgda_nqp;
     ctx->device = st->device;
     ctx->peers = st->peers;
     ctx->pe_transport = st->pe_transport;

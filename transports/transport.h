@@ -36,6 +36,7 @@ typedef struct gshmemi_transport_ctx {
                               * takes part in the IBGDA transport's exchanges (collective) */
     gshmemi_proxy_fifo_t *dev_proxy; /* the device state's proxy FIFO, filled by the proxy transport */
     const gshmemi_ibgda_qp_t **dev_ibgda; /* the device state's IBGDA QP array, filled by the IBGDA transport */
+    uint32_t *dev_ibgda_nqp;  /* the device state's QPs per peer of that array */
     char **peer_base;        /* [n_pes] where each PE's heap is mapped here for loads and stores: set
                               * at connect by P2P for the peers it serves, NULL for the others */
     char **host_view;        /* [n_pes] where each PE of this physical machine has its heap mapped

@@ -238,6 +238,19 @@ static void test_limits(void **state)
             free(m);
         }
     }
+    /* QPs per peer: powers of two only (the device path picks one by a mask) */
+    static const char *qps_ok[] = {"1", "2", "4", "64"}, *qps_bad[] = {"0", "3", "48", "128"};
+    for (int j = 0; j < 4; j++) {
+        gshmemi_env_t env;
+        fake_n = 0;
+        fake_set("GSHMEM_IBGDA_NUM_RC_PER_PE", qps_ok[j]);
+        assert_int_equal(gshmemi_env_load(fake_get, &env), GSHMEMI_OK);
+        assert_int_equal(env.IBGDA_NUM_RC_PER_PE, atoi(qps_ok[j]));
+        char *q = load_error("GSHMEM_IBGDA_NUM_RC_PER_PE", qps_bad[j]);
+        if (!strstr(q, "GSHMEM_IBGDA_NUM_RC_PER_PE=") || !strstr(q, "a power of two, 1..64"))
+            fail_msg("GSHMEM_IBGDA_NUM_RC_PER_PE=%s: the message does not name the variable and the rule: %s", qps_bad[j], q);
+        free(q);
+    }
     /* 0 between the two accepted ends of NRANKS; a rank outside the job */
     char *m = load_error("GSHMEM_NRANKS", "0");
     assert_non_null(strstr(m, "GSHMEM_NRANKS=\"0\" is out of range"));

@@ -57,13 +57,39 @@ static void test_qpn(void **state)
 {
     (void)state;
     for (int a = 0; a < 64; a++)
-        for (int b = 0; b < 64; b++) {
-            const uint32_t q = gshmemi_ibgda_qpn(a, b);
-            assert_true(q != 0 && q <= 0xffffffu);
-            for (int c = 0; c < 64; c++)
-                if (c != b) assert_true(gshmemi_ibgda_qpn(a, c) != q);
-            if (a) assert_true(gshmemi_ibgda_qpn(a - 1, b) != q);
+        for (int b = 0; b < 64; b++)
+            for (int k = 0; k < 64; k += 7) {
+                const uint32_t q = gshmemi_ibgda_qpn(a, b, k);
+                assert_true(q != 0 && q <= 0xffffffu);
+                for (int c = 0; c < 64; c++)
+                    if (c != b) assert_true(gshmemi_ibgda_qpn(a, c, k) != q);
+                if (k) assert_true(gshmemi_ibgda_qpn(a, b, k - 1) != q);
+                if (a) assert_true(gshmemi_ibgda_qpn(a - 1, b, k) != q);
+            }
+    assert_true(gshmemi_ibgda_qpn(0, 1, 0) == 0x800001u); /* the README's example message */
+    assert_true(gshmemi_ibgda_qpn(3, 511, 63) != gshmemi_ibgda_qpn(3, 510, 63));
+}
+
+/* The QP a poster takes (nqp a power of two, as GSHMEM_IBGDA_NUM_RC_PER_PE must be): the warps
+ * of a CTA and the first warps of consecutive CTAs spread over every QP, evenly; one QP per peer
+ * is always QP 0. */
+static void test_qp_pick(void **state)
+{
+    (void)state;
+    for (unsigned nqp = 1; nqp <= 64; nqp *= 2) {
+        unsigned hits[64] = {0};
+        for (unsigned cta = 0; cta < 4 * nqp; cta++) {
+            const unsigned first = gshmemi_ibgda_qp_pick(cta, 0, nqp);
+            assert_true(first < nqp);
+            hits[first]++;
+            for (unsigned w = 0; w < 32; w++) {
+                assert_true(gshmemi_ibgda_qp_pick(cta, w, nqp) == (cta + w) % nqp);
+                if (w && w < nqp) assert_true(gshmemi_ibgda_qp_pick(cta, w, nqp) != first);
+            }
         }
+        for (unsigned k = 0; k < nqp; k++) assert_int_equal(hits[k], 4); /* _block posters: every QP 4 times */
+    }
+    assert_int_equal(gshmemi_ibgda_qp_pick(12345, 17, 1), 0);
 }
 
 /* ---- the protocol against the engine, in host memory ---- */
@@ -130,7 +156,7 @@ static void h_open(gshmemi_nic_emul_qp_t *qp, gshmemi_nic_emul_qp_cfg_t *cfg, in
     memset(&h, 0, sizeof(h));
     gshmemi_mlx5_cqe_init(&h.cq[0]);
     memset(cfg, 0, sizeof(*cfg));
-    cfg->qpn = gshmemi_ibgda_qpn(me, peer);
+    cfg->qpn = gshmemi_ibgda_qpn(me, peer, 0);
     cfg->peer = peer;
     cfg->sq = h.sq;
     cfg->sq_bbs = SQ_BBS;
@@ -227,7 +253,7 @@ static void test_error_cqe(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_slot_needs), cmocka_unit_test(test_collapsed_done), cmocka_unit_test(test_qpn),
+        cmocka_unit_test(test_slot_needs), cmocka_unit_test(test_collapsed_done), cmocka_unit_test(test_qpn), cmocka_unit_test(test_qp_pick),
         cmocka_unit_test(test_protocol),   cmocka_unit_test(test_error_cqe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -602,12 +602,12 @@ static void test_probe(void **state)
     assert_int_equal(fake_live(), 0);
 }
 
-/* the device records from the setup: the first QP of each peer, collapsed CQs of one CQE, the
- * doorbell register or none (cpu doorbells), the aux areas in peer order */
+/* the device records from the setup: every QP of each peer at peer * N_RC + k, collapsed CQs of
+ * one CQE, the doorbell register or none (cpu doorbells), the aux areas in QP order */
 static void check_records(int gpu_doorbell)
 {
     gshmemi_ibgda_t *g;
-    gshmemi_ibgda_qp_t recs[N_PES];
+    gshmemi_ibgda_qp_t recs[N_PES * N_RC];
     gshmemi_ibgda_gpu_view_t v;
     gshmemi_ibgda_qp_info_t qi;
     const char *log;
@@ -629,7 +629,7 @@ static void check_records(int gpu_doorbell)
     assert_int_equal(mode, gpu_doorbell ? GSHMEMI_DOORBELL_GPU : GSHMEMI_DOORBELL_CPU);
     memset(&v, 0, sizeof(v));
     memset(recs, 0xab, sizeof(recs));
-    recs[0].sq = NULL; /* this PE: not filled */
+    for (int k = 0; k < N_RC; k++) recs[k].sq = NULL; /* this PE: not filled */
     v.wq = gpu;
     v.cq = gpu + lay.wq_bytes;
     v.dbr = v.dbr_cq = mode == GSHMEMI_DOORBELL_CPU ? host_dbr : gpu + lay.wq_bytes + lay.cq_bytes;
@@ -639,12 +639,12 @@ static void check_records(int gpu_doorbell)
     assert_int_equal(v.aux_stride, 4096); /* 384 + 64 * 8 + 64 bytes, a page */
     assert_int_equal(gshmemi_ibgda_aux_bytes(1024), 12288); /* the transport's 1024 slots: 384 + 8192 + 1024, three pages */
     assert_int_equal(gshmemi_ibgda_fill_records(g, &v, recs), N_PES - 1);
-    assert_null(recs[0].sq);
+    for (int k = 0; k < N_RC; k++) assert_null(recs[k].sq);
     for (int q = 0; q < gshmemi_ibgda_n_qps(g); q++) {
         gshmemi_ibgda_qp_t *r;
         gshmemi_ibgda_qp_info(g, q, &qi);
-        if (qi.k != 0) continue; /* the device path drives the first QP of each peer */
-        r = &recs[qi.peer];
+        assert_true(qi.k < N_RC);
+        r = &recs[qi.peer * N_RC + qi.k];
         assert_ptr_equal(r->sq, gpu + qi.wq_offset);
         assert_ptr_equal(r->cq, v.cq + qi.cq_offset);
         assert_ptr_equal(r->sq_dbrec, v.dbr + qi.qp_dbr_offset);
@@ -661,9 +661,11 @@ static void check_records(int gpu_doorbell)
         assert_int_equal(r->raddr, 0);
         slot++;
     }
-    assert_int_equal(slot, N_PES - 1);
-    if (mode == GSHMEMI_DOORBELL_CPU) assert_true((char *)recs[1].sq_dbrec >= host_dbr && (char *)recs[2].sq_dbrec < host_dbr + lay.dbr_bytes);
-    else assert_non_null(recs[1].db);
+    assert_int_equal(slot, (N_PES - 1) * N_RC);
+    assert_true(recs[1 * N_RC + 1].qpn != recs[1 * N_RC].qpn && recs[1 * N_RC + 1].sq != recs[1 * N_RC].sq);
+    if (mode == GSHMEMI_DOORBELL_CPU)
+        assert_true((char *)recs[N_RC].sq_dbrec >= host_dbr && (char *)recs[2 * N_RC + 1].sq_dbrec < host_dbr + lay.dbr_bytes);
+    else assert_non_null(recs[N_RC].db);
     gshmemi_ibgda_close(g);
     assert_int_equal(fake_live(), 0);
 }

@@ -2,6 +2,9 @@
  * This file makes what they post into, and, with GSHMEM_IBGDA_NIC=emulated (or null), plays the
  * NIC: a test vehicle for the device path on hosts with no ConnectX.
  *
+ * Every peer routed here has GSHMEM_IBGDA_NUM_RC_PER_PE QPs (records QP by QP, peer by peer: the
+ * device path picks one per poster, device/ibgda_ring.h gshmemi_ibgda_qp_pick).
+ *
  * Emulated: the SQ and CQ rings, the doorbell records, the GPU's counters and the result words of
  * each QP are in GPU memory (one VMM allocation, which every CUDA context of the device reaches);
  * the doorbell page is pinned host memory mapped for the GPU, one 8-byte register per QP. One host
@@ -31,9 +34,8 @@
  * words and BB counts after them. The QP numbers are allgathered in connect (a blob of setup.c's
  * format, over the bootstrap: its size depends on the job, the transport's own blob does not),
  * the QPs go to RTS, and each heap chunk is registered (dmabuf first) and its rkeys allgathered.
- * The device path drives one QP per peer, the first of its GSHMEM_IBGDA_NUM_RC_PER_PE, and one
- * key per peer, so the heap is backed as one chunk (GSHMEM_HEAP_GROWTH is raised to the heap's
- * size). Doorbells: the UAR page mapped for the GPU by cudaHostRegister(IoMemory); cpu mode (or
+ * The device path carries one key per peer, so the heap is backed as one chunk (GSHMEM_HEAP_GROWTH
+ * is raised to the heap's size). Doorbells: the UAR page mapped for the GPU by cudaHostRegister(IoMemory); cpu mode (or
  * auto when that fails): the send doorbell records in pinned host memory and the ringer thread
  * writes the UAR's doorbell register. */
 #include <errno.h>
@@ -95,14 +97,15 @@ static struct {
     size_t va_size;
     CUmemGenericAllocationHandle handle;
     int reserved, created, mapped;
-    uint64_t *db_page;                /* pinned, mapped for the GPU: [n_pes] doorbell registers */
+    int nqp, n_qps;                   /* QPs per peer (GSHMEM_IBGDA_NUM_RC_PER_PE); n_pes * nqp */
+    uint64_t *db_page;                /* pinned, mapped for the GPU: [n_qps] doorbell registers */
     int doorbell;                     /* GSHMEMI_DOORBELL_GPU or _CPU */
-    uint32_t *dbr_host;               /* cpu doorbells: pinned, mapped: [n_pes] send doorbell records */
+    uint32_t *dbr_host;               /* cpu doorbells: pinned, mapped: [n_qps] send doorbell records */
     pthread_t ringer;
     int ringer_started;
-    gshmemi_ibgda_qp_t *recs;         /* host copy of the device records [n_pes] */
-    gshmemi_ibgda_qp_t *d_recs;       /* device array [n_pes] */
-    emul_qp_t *qps;                   /* [n_pes]; peer < 0: none */
+    gshmemi_ibgda_qp_t *recs;         /* host copy of the device records [n_qps]: QP k to PE pe at pe * nqp + k */
+    gshmemi_ibgda_qp_t *d_recs;       /* device array [n_qps] */
+    emul_qp_t *qps;                   /* [n_qps], indexed as recs; peer < 0: none */
     cudaStream_t stream;              /* the NIC thread's reads and CQE writes (the backend's context) */
     cudaStream_t quiet_stream;        /* the host quiet's reads (the application's context) */
     gshmemi_mlx5_cqe_t *cqe_stage;    /* pinned: a CQE on its way to the GPU */
@@ -120,9 +123,9 @@ static struct {
     uint32_t *hw_dbr_host;            /* cpu doorbells: every doorbell record, pinned host memory */
     void *uar_page;                   /* registered for the GPU (cudaHostRegister), or NULL */
     volatile uint64_t *uar_db;        /* cpu doorbells: the doorbell register as this CPU maps it */
-    uint32_t **ring_rec;              /* cpu doorbells: [n_pes] the send doorbell record of each QP used */
+    uint32_t **ring_rec;              /* cpu doorbells: [n_qps] the send doorbell record of each QP */
     uint32_t result_lkey;
-    unsigned long long *hw_done;      /* host quiet: BBs completed per peer, as the CQE says */
+    unsigned long long *hw_done;      /* host quiet: BBs completed per QP, as the CQE says */
 } ib;
 
 /* ---- the engine's callbacks: GPU memory through CUDA ---- */
@@ -137,7 +140,7 @@ static int cuda_ok(cudaError_t err, const char *what)
 static int cb_read(void *c, void *dst, const void *src, size_t n)
 {
     (void)c;
-    if (ib.dbr_host && (const uint32_t *)src >= ib.dbr_host && (const uint32_t *)src < ib.dbr_host + (size_t)ib.ctx->n_pes * DBR_WORDS &&
+    if (ib.dbr_host && (const uint32_t *)src >= ib.dbr_host && (const uint32_t *)src < ib.dbr_host + (size_t)ib.n_qps * DBR_WORDS &&
         n == sizeof(uint32_t)) { /* a doorbell record in host memory (cpu doorbells) */
         *(uint32_t *)dst = __atomic_load_n((const uint32_t *)src, __ATOMIC_ACQUIRE);
         return GSHMEMI_OK;
@@ -302,16 +305,17 @@ static void *nic_main(void *arg)
     }
     while (!ib.stop) {
         int rang = 0;
-        for (int pe = 0; pe < ib.ctx->n_pes; pe++) {
-            emul_qp_t *q = &ib.qps[pe];
+        for (int i = 0; i < ib.n_qps; i++) {
+            emul_qp_t *q = &ib.qps[i];
             if (q->peer < 0) continue;
-            const uint64_t db = ((volatile uint64_t *)ib.db_page)[pe * (DB_STRIDE / 8)];
+            const uint64_t db = ((volatile uint64_t *)ib.db_page)[i * (DB_STRIDE / 8)];
             /* a doorbell that changed, or now and then every QP (a value seen twice) */
             if (db == q->last_db && (idle & 4095) != 4095) continue;
             if (db != q->last_db) rang = 1;
             q->last_db = db;
             if (progress_qp(q) != GSHMEMI_OK) {
-                GSHMEMI_ERROR(SUB, "the emulated NIC stopped on the QP to PE %d (logged above); device calls waiting on it time out", pe);
+                GSHMEMI_ERROR(SUB, "the emulated NIC stopped on QP %d to PE %d (logged above); device calls waiting on it time out",
+                              i % ib.nqp, q->peer);
                 ib.failed = 1;
                 return NULL;
             }
@@ -347,7 +351,7 @@ static void ring_uar(uint64_t v)
 
 static void *ringer_main(void *arg)
 {
-    uint32_t *last = calloc((size_t)ib.ctx->n_pes, sizeof(uint32_t));
+    uint32_t *last = calloc((size_t)ib.n_qps, sizeof(uint32_t));
     unsigned idle = 0;
     (void)arg;
     if (!last) {
@@ -357,15 +361,15 @@ static void *ringer_main(void *arg)
     }
     while (!ib.stop) {
         int rang = 0;
-        for (int pe = 0; pe < ib.ctx->n_pes; pe++) {
-            if (ib.qps[pe].peer < 0) continue;
-            const uint32_t *recp = ib.ring_rec ? ib.ring_rec[pe] : &ib.dbr_host[pe * DBR_WORDS + GSHMEMI_MLX5_DBR_SND];
+        for (int i = 0; i < ib.n_qps; i++) {
+            if (ib.qps[i].peer < 0) continue;
+            const uint32_t *recp = ib.ring_rec ? ib.ring_rec[i] : &ib.dbr_host[i * DBR_WORDS + GSHMEMI_MLX5_DBR_SND];
             const uint32_t rec = __atomic_load_n(recp, __ATOMIC_ACQUIRE);
-            if (rec == last[pe]) continue;
-            last[pe] = rec;
-            const uint64_t v = doorbell_value(ib.recs[pe].qpn, (uint16_t)gshmemi_mlx5_be32(rec));
+            if (rec == last[i]) continue;
+            last[i] = rec;
+            const uint64_t v = doorbell_value(ib.recs[i].qpn, (uint16_t)gshmemi_mlx5_be32(rec));
             if (ib.uar_db) ring_uar(v);
-            else __atomic_store_n(&ib.db_page[pe * (DB_STRIDE / 8)], v, __ATOMIC_RELEASE);
+            else __atomic_store_n(&ib.db_page[i * (DB_STRIDE / 8)], v, __ATOMIC_RELEASE);
             rang = 1;
         }
         idle_step(&idle, rang);
@@ -382,6 +386,8 @@ static int ibgda_init(gshmemi_transport_ctx_t *ctx, void *my_blob)
     memset(&ib, 0, sizeof(ib));
     ib.ctx = ctx;
     ib.nic = gshmemi_env.IBGDA_NIC;
+    ib.nqp = gshmemi_env.IBGDA_NUM_RC_PER_PE;
+    ib.n_qps = ctx->n_pes * ib.nqp;
     for (int pe = 0; pe < ctx->n_pes; pe++)
         if (ctx->route[pe] == GSHMEMI_ROUTE_IBGDA) ib.serves = 1;
     b->heap_base = (uint64_t)(uintptr_t)ctx->heap->my_base;
@@ -434,17 +440,18 @@ static int alloc_gpu(size_t want)
     return GSHMEMI_OK;
 }
 
-/* QP me -> pe: its record for the GPU and its emulated NIC. */
-static int make_qp(int pe, char *area, uint64_t *db_dev, uint32_t *dbr_dev, gshmemi_mlx5_cqe_t *cq_init)
+/* QP k of me -> pe: its record for the GPU and its emulated NIC. */
+static int make_qp(int pe, int k, char *area, uint64_t *db_dev, uint32_t *dbr_dev, gshmemi_mlx5_cqe_t *cq_init)
 {
     gshmemi_transport_ctx_t *ctx = ib.ctx;
-    gshmemi_ibgda_qp_t *r = &ib.recs[pe];
-    emul_qp_t *q = &ib.qps[pe];
+    const int i = pe * ib.nqp + k;
+    gshmemi_ibgda_qp_t *r = &ib.recs[i];
+    emul_qp_t *q = &ib.qps[i];
     gshmemi_nic_emul_qp_cfg_t cfg;
 
     r->sq = area + OFF_SQ;
-    r->sq_dbrec = ib.doorbell == GSHMEMI_DOORBELL_CPU ? dbr_dev + pe * DBR_WORDS : (uint32_t *)(area + OFF_SQ_DBR);
-    r->db = ib.doorbell == GSHMEMI_DOORBELL_CPU ? NULL : db_dev + pe * (DB_STRIDE / 8);
+    r->sq_dbrec = ib.doorbell == GSHMEMI_DOORBELL_CPU ? dbr_dev + i * DBR_WORDS : (uint32_t *)(area + OFF_SQ_DBR);
+    r->db = ib.doorbell == GSHMEMI_DOORBELL_CPU ? NULL : db_dev + i * (DB_STRIDE / 8);
     r->cq = area + OFF_CQ;
     r->cq_dbrec = (uint32_t *)(area + OFF_CQ_DBR);
     r->ctr = (unsigned long long *)(area + OFF_CTR);
@@ -452,7 +459,7 @@ static int make_qp(int pe, char *area, uint64_t *db_dev, uint32_t *dbr_dev, gshm
     r->bbs = (uint8_t *)(area + OFF_BBS);
     r->sq_bbs = GSHMEMI_IBGDA_SQ_BBS;
     r->ncqe = GSHMEMI_IBGDA_NCQE;
-    r->qpn = gshmemi_ibgda_qpn(ctx->my_pe, pe);
+    r->qpn = gshmemi_ibgda_qpn(ctx->my_pe, pe, k);
     r->lkey = GSHMEMI_IBGDA_KEY_HEAP | (uint32_t)ctx->my_pe;
     r->result_lkey = GSHMEMI_IBGDA_KEY_RESULT | (uint32_t)ctx->my_pe;
     r->buf_lkey = GSHMEMI_IBGDA_KEY_BUF | (uint32_t)ctx->my_pe;
@@ -466,7 +473,7 @@ static int make_qp(int pe, char *area, uint64_t *db_dev, uint32_t *dbr_dev, gshm
     cfg.peer = pe;
     cfg.sq = r->sq;
     cfg.sq_bbs = r->sq_bbs;
-    cfg.sq_dbrec = ib.doorbell == GSHMEMI_DOORBELL_CPU ? ib.dbr_host + pe * DBR_WORDS + GSHMEMI_MLX5_DBR_SND
+    cfg.sq_dbrec = ib.doorbell == GSHMEMI_DOORBELL_CPU ? ib.dbr_host + i * DBR_WORDS + GSHMEMI_MLX5_DBR_SND
                                                        : r->sq_dbrec + GSHMEMI_MLX5_DBR_SND;
     cfg.cq = r->cq;
     cfg.ncqe = r->ncqe;
@@ -476,6 +483,17 @@ static int make_qp(int pe, char *area, uint64_t *db_dev, uint32_t *dbr_dev, gshm
     q->peer = pe;
     GSHMEMI_CHECK(gshmemi_nic_emul_qp_init(&q->emu, &cfg, &emul_ops, q));
     q->emu.inject.bad_rkey_at = (uint64_t)gshmemi_env.IBGDA_INJECT_BAD_RKEY;
+    return GSHMEMI_OK;
+}
+
+/* The records to the GPU and into the device state (before any kernel runs). */
+static int publish_records(gshmemi_transport_ctx_t *ctx)
+{
+    GSHMEMI_CUDACHECK(cudaStreamCreateWithFlags(&ib.quiet_stream, cudaStreamNonBlocking));
+    GSHMEMI_CUDACHECK(cudaMalloc((void **)&ib.d_recs, (size_t)ib.n_qps * sizeof(*ib.d_recs)));
+    GSHMEMI_CUDACHECK(cudaMemcpy(ib.d_recs, ib.recs, (size_t)ib.n_qps * sizeof(*ib.d_recs), cudaMemcpyHostToDevice));
+    *ctx->dev_ibgda = ib.d_recs;
+    *ctx->dev_ibgda_nqp = (uint32_t)ib.nqp;
     return GSHMEMI_OK;
 }
 
@@ -522,7 +540,7 @@ static int hw_open(const uint8_t *remote, int host_dbr)
     memset(&a, 0, sizeof(a));
     a.my_pe = ctx->my_pe;
     a.n_pes = ctx->n_pes;
-    a.n_rc = gshmemi_env.IBGDA_NUM_RC_PER_PE;
+    a.n_rc = ib.nqp;
     a.remote = remote;
     a.log_sq_bbs = HW_LOG_SQ_BBS;
     a.log_cqes = HW_LOG_CQES;
@@ -592,19 +610,19 @@ static int hw_init_cqs(void)
 static int hw_setup(const uint8_t *remote, int served, void *my_blob)
 {
     gshmemi_transport_ctx_t *ctx = ib.ctx;
-    const int n = ctx->n_pes, asked = gshmemi_env.IBGDA_DOORBELL;
+    const int asked = gshmemi_env.IBGDA_DOORBELL;
     char why[512] = "";
     volatile uint64_t *db_dev = NULL;
     char *gpu, *dbr_dev;
     gshmemi_ibgda_gpu_view_t v;
     uint32_t rkey_unused;
 
-    GSHMEMI_CHECK(gshmemi_ibgda_layout(served * gshmemi_env.IBGDA_NUM_RC_PER_PE, HW_LOG_SQ_BBS, HW_LOG_CQES, &ib.lay));
+    GSHMEMI_CHECK(gshmemi_ibgda_layout(served * ib.nqp, HW_LOG_SQ_BBS, HW_LOG_CQES, &ib.lay));
     ib.aux_stride = gshmemi_ibgda_aux_bytes(1u << HW_LOG_SQ_BBS);
     ib.off_cq = ib.lay.wq_bytes;
     ib.off_dbr = ib.off_cq + ib.lay.cq_bytes;
     ib.off_aux = ib.off_dbr + ib.lay.dbr_bytes;
-    GSHMEMI_CHECK(alloc_gpu(ib.off_aux + (size_t)served * ib.aux_stride));
+    GSHMEMI_CHECK(alloc_gpu(ib.off_aux + (size_t)served * ib.nqp * ib.aux_stride));
     gpu = (char *)(uintptr_t)ib.va;
 
     GSHMEMI_CHECK(hw_open(remote, asked == GSHMEMI_DOORBELL_CPU));
@@ -629,12 +647,12 @@ static int hw_setup(const uint8_t *remote, int served, void *my_blob)
         GSHMEMI_CUDACHECK(cudaHostGetDevicePointer((void **)&dbr_dev, ib.hw_dbr_host, 0));
         gshmemi_ibgda_uar(ib.hw, &page, &reg, &id);
         ib.uar_db = (volatile uint64_t *)reg;
-        ib.ring_rec = calloc((size_t)n, sizeof(*ib.ring_rec));
+        ib.ring_rec = calloc((size_t)ib.n_qps, sizeof(*ib.ring_rec));
         if (!ib.ring_rec) return GSHMEMI_ERR_NOMEM;
         for (int q = 0; q < gshmemi_ibgda_n_qps(ib.hw); q++) {
             gshmemi_ibgda_qp_info_t qi;
             gshmemi_ibgda_qp_info(ib.hw, q, &qi);
-            if (qi.k == 0) ib.ring_rec[qi.peer] = ib.hw_dbr_host + qi.qp_dbr_offset / 4 + GSHMEMI_MLX5_DBR_SND;
+            ib.ring_rec[qi.peer * ib.nqp + qi.k] = ib.hw_dbr_host + qi.qp_dbr_offset / 4 + GSHMEMI_MLX5_DBR_SND;
         }
     }
     v.wq = gpu;
@@ -647,32 +665,32 @@ static int hw_setup(const uint8_t *remote, int served, void *my_blob)
         GSHMEMI_ERROR(SUB, "IBGDA: the setup made QPs for a number of peers other than the %d routed here", served);
         return GSHMEMI_ERR_STATE;
     }
-    for (int pe = 0; pe < n; pe++)
-        if (remote[pe]) {
-            ib.qps[pe].peer = pe;
-            ib.recs[pe].raddr = ib.blobs[pe].heap_base;
+    for (int i = 0; i < ib.n_qps; i++)
+        if (remote[i / ib.nqp]) {
+            ib.qps[i].peer = i / ib.nqp;
+            ib.recs[i].raddr = ib.blobs[i / ib.nqp].heap_base;
         }
     /* the result words (atomics' old values, g) are what the NIC writes locally */
-    GSHMEMI_CHECK(hw_reg(v.aux, (size_t)served * ib.aux_stride, "the result words", &ib.result_lkey, &rkey_unused));
-    for (int pe = 0; pe < n; pe++)
-        if (remote[pe]) ib.recs[pe].result_lkey = ib.result_lkey;
+    GSHMEMI_CHECK(hw_reg(v.aux, (size_t)served * ib.nqp * ib.aux_stride, "the result words", &ib.result_lkey, &rkey_unused));
+    for (int i = 0; i < ib.n_qps; i++)
+        if (ib.qps[i].peer >= 0) ib.recs[i].result_lkey = ib.result_lkey;
     gshmemi_ibgda_blob(ib.hw, my_blob);
     return GSHMEMI_OK;
 }
 
 static int hw_connect(gshmemi_transport_ctx_t *ctx)
 {
-    const int n = ctx->n_pes, n_rc = gshmemi_env.IBGDA_NUM_RC_PER_PE;
+    const int n = ctx->n_pes, n_rc = ib.nqp;
     const size_t bs = gshmemi_ibgda_blob_size(n, n_rc);
     uint8_t *remote = calloc((size_t)n, 1);
     char *blobs = calloc((size_t)n, bs);
     int served = 0, rc = GSHMEMI_OK, arc;
 
-    ib.recs = calloc((size_t)n, sizeof(*ib.recs));
-    ib.qps = calloc((size_t)n, sizeof(*ib.qps));
+    ib.recs = calloc((size_t)ib.n_qps, sizeof(*ib.recs));
+    ib.qps = calloc((size_t)ib.n_qps, sizeof(*ib.qps));
     if (!remote || !blobs || !ib.recs || !ib.qps) rc = GSHMEMI_ERR_NOMEM;
+    for (int i = 0; i < ib.n_qps && rc == GSHMEMI_OK; i++) ib.qps[i].peer = -1;
     for (int pe = 0; pe < n && rc == GSHMEMI_OK; pe++) {
-        ib.qps[pe].peer = -1;
         remote[pe] = ctx->route[pe] == GSHMEMI_ROUTE_IBGDA;
         served += remote[pe];
     }
@@ -688,11 +706,8 @@ static int hw_connect(gshmemi_transport_ctx_t *ctx)
     GSHMEMI_CHECK(rc);
     if (!served) return GSHMEMI_OK;
 
-    GSHMEMI_CUDACHECK(cudaStreamCreateWithFlags(&ib.quiet_stream, cudaStreamNonBlocking));
-    GSHMEMI_CUDACHECK(cudaMalloc((void **)&ib.d_recs, (size_t)n * sizeof(*ib.d_recs)));
-    GSHMEMI_CUDACHECK(cudaMemcpy(ib.d_recs, ib.recs, (size_t)n * sizeof(*ib.d_recs), cudaMemcpyHostToDevice));
-    *ctx->dev_ibgda = ib.d_recs;
-    ib.hw_done = calloc((size_t)n, sizeof(*ib.hw_done));
+    GSHMEMI_CHECK(publish_records(ctx));
+    ib.hw_done = calloc((size_t)ib.n_qps, sizeof(*ib.hw_done));
     if (!ib.hw_done) return GSHMEMI_ERR_NOMEM;
     if (ib.doorbell == GSHMEMI_DOORBELL_CPU) {
         if (pthread_create(&ib.ringer, NULL, ringer_main, NULL) != 0) {
@@ -701,7 +716,7 @@ static int hw_connect(gshmemi_transport_ctx_t *ctx)
         }
         ib.ringer_started = 1;
     }
-    GSHMEMI_INFO(SUB, "ConnectX: %d peers, %d QPs each (the device path uses the first), %u slots, collapsed CQs, doorbells rung by %s",
+    GSHMEMI_INFO(SUB, "ConnectX: %d peers, %d QPs each, %u slots, collapsed CQs, doorbells rung by %s",
                  served, n_rc, 1u << HW_LOG_SQ_BBS, ib.doorbell == GSHMEMI_DOORBELL_CPU ? "a host thread" : "the GPU");
     return GSHMEMI_OK;
 }
@@ -725,19 +740,21 @@ static int hw_register_chunk(gshmemi_transport_ctx_t *ctx, const gshmemi_heap_ch
                                "per peer (the first chunk's)", chunk->offset, chunk->size);
             rc = GSHMEMI_ERR_UNSUPPORTED;
         }
-        for (int pe = 0; pe < n && rc == GSHMEMI_OK; pe++) {
-            if (ib.qps[pe].peer < 0) continue;
+        for (int i = 0; i < ib.n_qps && rc == GSHMEMI_OK; i++) {
+            const int pe = ib.qps[i].peer;
+            if (pe < 0) continue;
             if (rkeys[pe] == 0) {
                 GSHMEMI_ERROR(SUB, "PE %d published no key for its heap (its registration failed: its log says why)", pe);
                 rc = GSHMEMI_ERR_REMOTE;
                 break;
             }
-            ib.recs[pe].lkey = lkey;
-            ib.recs[pe].buf_lkey = lkey; /* local buffers outside the heap are not registered: a WQE on one fails with a local protection error CQE */
-            ib.recs[pe].rkey = rkeys[pe];
+            ib.recs[i].lkey = lkey;
+            ib.recs[i].buf_lkey = lkey; /* local buffers outside the heap are not registered: a WQE on one fails with a local protection error CQE */
+            ib.recs[i].rkey = rkeys[pe];
         }
         if (rc == GSHMEMI_OK) /* before any kernel: the heap's first chunk is made at init */
-            rc = cuda_ok(cudaMemcpy(ib.d_recs, ib.recs, (size_t)n * sizeof(*ib.d_recs), cudaMemcpyHostToDevice), "updating the QP records' keys");
+            rc = cuda_ok(cudaMemcpy(ib.d_recs, ib.recs, (size_t)ib.n_qps * sizeof(*ib.d_recs), cudaMemcpyHostToDevice),
+                         "updating the QP records' keys");
     }
     free(rkeys);
     return rc;
@@ -753,15 +770,16 @@ static int ibgda_register_chunk(gshmemi_transport_ctx_t *ctx, const gshmemi_heap
 static int hw_quiet(gshmemi_transport_ctx_t *ctx)
 {
     const double deadline = gshmemi_now_s() + ctx->peer_timeout;
-    for (int pe = 0; pe < ctx->n_pes; pe++) {
-        const gshmemi_ibgda_qp_t *r = &ib.recs[pe];
+    for (int i = 0; i < ib.n_qps; i++) {
+        const gshmemi_ibgda_qp_t *r = &ib.recs[i];
+        const int pe = ib.qps[i].peer;
         unsigned long long ctr[2] = {0, 0};
-        if (ib.qps[pe].peer < 0) continue;
+        if (pe < 0) continue;
         GSHMEMI_CUDACHECK(cudaMemcpyAsync(&ctr[0], r->ctr + GSHMEMI_IBGDA_CTR_RESV, 8, cudaMemcpyDeviceToHost, ib.quiet_stream));
         GSHMEMI_CUDACHECK(cudaMemcpyAsync(&ctr[1], r->ctr + GSHMEMI_IBGDA_CTR_DONE, 8, cudaMemcpyDeviceToHost, ib.quiet_stream));
         GSHMEMI_CUDACHECK(cudaStreamSynchronize(ib.quiet_stream));
-        if (ctr[1] > ib.hw_done[pe]) ib.hw_done[pe] = ctr[1];
-        while (ib.hw_done[pe] < ctr[0]) {
+        if (ctr[1] > ib.hw_done[i]) ib.hw_done[i] = ctr[1];
+        while (ib.hw_done[i] < ctr[0]) {
             gshmemi_mlx5_cqe_t cqe;
             uint8_t nbbs = 0;
             GSHMEMI_CUDACHECK(cudaMemcpyAsync(&cqe, r->cq, sizeof(cqe), cudaMemcpyDeviceToHost, ib.quiet_stream));
@@ -780,12 +798,12 @@ static int hw_quiet(gshmemi_transport_ctx_t *ctx)
                 idx = gshmemi_mlx5_be16(idx);
                 GSHMEMI_CUDACHECK(cudaMemcpyAsync(&nbbs, r->bbs + gshmemi_mlx5_sq_slot(idx, r->sq_bbs), 1, cudaMemcpyDeviceToHost, ib.quiet_stream));
                 GSHMEMI_CUDACHECK(cudaStreamSynchronize(ib.quiet_stream));
-                const unsigned long long d = gshmemi_ibgda_collapsed_done(ib.hw_done[pe], idx, nbbs);
-                if (d > ib.hw_done[pe]) ib.hw_done[pe] = d;
-                if (ib.hw_done[pe] >= ctr[0]) break;
+                const unsigned long long d = gshmemi_ibgda_collapsed_done(ib.hw_done[i], idx, nbbs);
+                if (d > ib.hw_done[i]) ib.hw_done[i] = d;
+                if (ib.hw_done[i] >= ctr[0]) break;
             }
             if (gshmemi_now_s() > deadline) {
-                GSHMEMI_ERROR(SUB, "quiet: %llu of %llu basic blocks to PE %d completed after GSHMEM_PEER_TIMEOUT=%g s", ib.hw_done[pe],
+                GSHMEMI_ERROR(SUB, "quiet: %llu of %llu basic blocks to PE %d completed after GSHMEM_PEER_TIMEOUT=%g s", ib.hw_done[i],
                               ctr[0], pe, ctx->peer_timeout);
                 return GSHMEMI_ERR_TIMEOUT;
             }
@@ -824,8 +842,8 @@ static int ibgda_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
     if (!ib.serves) return GSHMEMI_OK;
     GSHMEMI_CHECK(gshmemi_ibgda_doorbell_mode(gshmemi_env.IBGDA_DOORBELL, 1, NULL, &ib.doorbell));
     ib.blobs = calloc((size_t)n, sizeof(*ib.blobs));
-    ib.recs = calloc((size_t)n, sizeof(*ib.recs));
-    ib.qps = calloc((size_t)n, sizeof(*ib.qps));
+    ib.recs = calloc((size_t)ib.n_qps, sizeof(*ib.recs));
+    ib.qps = calloc((size_t)ib.n_qps, sizeof(*ib.qps));
     serve = calloc((size_t)n, sizeof(int));
     cq_init = malloc(GSHMEMI_IBGDA_NCQE * sizeof(*cq_init));
     if (!ib.blobs || !ib.recs || !ib.qps || !serve || !cq_init) {
@@ -834,8 +852,8 @@ static int ibgda_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
         return GSHMEMI_ERR_NOMEM;
     }
     memcpy(ib.blobs, blobs, (size_t)n * sizeof(*ib.blobs));
+    for (int i = 0; i < ib.n_qps; i++) ib.qps[i].peer = -1;
     for (int pe = 0; pe < n; pe++) {
-        ib.qps[pe].peer = -1;
         serve[pe] = ctx->route[pe] == GSHMEMI_ROUTE_IBGDA;
         served += serve[pe];
     }
@@ -843,15 +861,15 @@ static int ibgda_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
 
     rc = gshmemi_proxy_backend_copy.open(ctx, &ib.copy, NULL);
     if (rc == GSHMEMI_OK) rc = gshmemi_proxy_backend_copy.connect(ib.copy, NULL, serve);
-    if (rc == GSHMEMI_OK) rc = alloc_gpu((size_t)served * QP_AREA);
-    if (rc == GSHMEMI_OK) rc = cuda_ok(cudaHostAlloc((void **)&ib.db_page, (size_t)n * DB_STRIDE, cudaHostAllocMapped | cudaHostAllocPortable),
+    if (rc == GSHMEMI_OK) rc = alloc_gpu((size_t)served * ib.nqp * QP_AREA);
+    if (rc == GSHMEMI_OK) rc = cuda_ok(cudaHostAlloc((void **)&ib.db_page, (size_t)ib.n_qps * DB_STRIDE, cudaHostAllocMapped | cudaHostAllocPortable),
                                        "allocating the doorbell page");
     if (rc == GSHMEMI_OK) {
-        memset(ib.db_page, 0, (size_t)n * DB_STRIDE);
+        memset(ib.db_page, 0, (size_t)ib.n_qps * DB_STRIDE);
         rc = cuda_ok(cudaHostGetDevicePointer((void **)&db_dev, ib.db_page, 0), "mapping the doorbell page for the GPU");
     }
     if (rc == GSHMEMI_OK && ib.doorbell == GSHMEMI_DOORBELL_CPU) {
-        const size_t bytes = (size_t)n * DBR_WORDS * sizeof(uint32_t);
+        const size_t bytes = (size_t)ib.n_qps * DBR_WORDS * sizeof(uint32_t);
         rc = cuda_ok(cudaHostAlloc((void **)&ib.dbr_host, bytes, cudaHostAllocMapped | cudaHostAllocPortable), "allocating the doorbell records");
         if (rc == GSHMEMI_OK) {
             memset(ib.dbr_host, 0, bytes);
@@ -859,7 +877,8 @@ static int ibgda_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
         }
     }
     for (int pe = 0; pe < n && rc == GSHMEMI_OK; pe++)
-        if (serve[pe]) rc = make_qp(pe, (char *)(uintptr_t)ib.va + (size_t)slot++ * QP_AREA, db_dev, dbr_dev, cq_init);
+        for (int k = 0; k < ib.nqp && serve[pe] && rc == GSHMEMI_OK; k++)
+            rc = make_qp(pe, k, (char *)(uintptr_t)ib.va + (size_t)slot++ * QP_AREA, db_dev, dbr_dev, cq_init);
     free(serve);
     free(cq_init);
     GSHMEMI_CHECK(rc);
@@ -875,10 +894,7 @@ static int ibgda_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
     gshmemi_copy_backend_leave(ib.copy);
     GSHMEMI_CHECK(rc);
 
-    GSHMEMI_CUDACHECK(cudaStreamCreateWithFlags(&ib.quiet_stream, cudaStreamNonBlocking));
-    GSHMEMI_CUDACHECK(cudaMalloc((void **)&ib.d_recs, (size_t)n * sizeof(*ib.d_recs)));
-    GSHMEMI_CUDACHECK(cudaMemcpy(ib.d_recs, ib.recs, (size_t)n * sizeof(*ib.d_recs), cudaMemcpyHostToDevice));
-    *ctx->dev_ibgda = ib.d_recs;
+    GSHMEMI_CHECK(publish_records(ctx));
 
     if (pthread_create(&ib.thread, NULL, nic_main, NULL) != 0) {
         GSHMEMI_ERROR(SUB, "cannot start the emulated NIC's thread: %s", strerror(errno));
@@ -892,8 +908,8 @@ static int ibgda_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
         }
         ib.ringer_started = 1;
     }
-    GSHMEMI_INFO(SUB, "%s NIC: %d QPs of %u slots, doorbell registers in pinned host memory, rung by %s",
-                 ib.nic == GSHMEMI_NIC_NULL ? "null" : "emulated", served, GSHMEMI_IBGDA_SQ_BBS,
+    GSHMEMI_INFO(SUB, "%s NIC: %d peers x %d QPs of %u slots, doorbell registers in pinned host memory, rung by %s",
+                 ib.nic == GSHMEMI_NIC_NULL ? "null" : "emulated", served, ib.nqp, GSHMEMI_IBGDA_SQ_BBS,
                  ib.doorbell == GSHMEMI_DOORBELL_CPU ? "a host thread (doorbell records in pinned host memory)" : "the GPU");
     return GSHMEMI_OK;
 }
@@ -906,20 +922,21 @@ static int ibgda_quiet(gshmemi_transport_ctx_t *ctx)
     if (ib.hw && ib.hw_done) return hw_quiet(ctx);
     if (!ib.thread_started) return GSHMEMI_OK;
     const double deadline = gshmemi_now_s() + ctx->peer_timeout;
-    for (int pe = 0; pe < ctx->n_pes; pe++) {
+    for (int i = 0; i < ib.n_qps; i++) {
         unsigned long long want = 0;
-        if (ib.qps[pe].peer < 0) continue;
-        GSHMEMI_CUDACHECK(cudaMemcpyAsync(&want, ib.recs[pe].ctr + GSHMEMI_IBGDA_CTR_RESV, sizeof(want), cudaMemcpyDeviceToHost,
+        const int pe = ib.qps[i].peer;
+        if (pe < 0) continue;
+        GSHMEMI_CUDACHECK(cudaMemcpyAsync(&want, ib.recs[i].ctr + GSHMEMI_IBGDA_CTR_RESV, sizeof(want), cudaMemcpyDeviceToHost,
                                           ib.quiet_stream));
         GSHMEMI_CUDACHECK(cudaStreamSynchronize(ib.quiet_stream));
-        while (__atomic_load_n(&ib.qps[pe].executed, __ATOMIC_ACQUIRE) < want) {
+        while (__atomic_load_n(&ib.qps[i].executed, __ATOMIC_ACQUIRE) < want) {
             if (ib.failed) {
                 GSHMEMI_ERROR(SUB, "quiet: the emulated NIC failed (logged above); work to PE %d is not complete", pe);
                 return GSHMEMI_ERR_REMOTE;
             }
             if (gshmemi_now_s() > deadline) {
                 GSHMEMI_ERROR(SUB, "quiet: %llu of %llu work requests to PE %d executed after GSHMEM_PEER_TIMEOUT=%g s",
-                              (unsigned long long)ib.qps[pe].executed, want, pe, ctx->peer_timeout);
+                              (unsigned long long)ib.qps[i].executed, want, pe, ctx->peer_timeout);
                 return GSHMEMI_ERR_TIMEOUT;
             }
             sched_yield();
@@ -952,8 +969,8 @@ static int ibgda_finalize(gshmemi_transport_ctx_t *ctx)
     if (ib.reserved) (void)gshmemi_cu.cuMemAddressFree(ib.va, ib.va_size);
     free(ib.blobs);
     free(ib.recs);
-    for (int pe = 0; ib.qps && pe < (ib.ctx ? ib.ctx->n_pes : 0); pe++)
-        if (ib.qps[pe].peer >= 0) gshmemi_nic_emul_qp_fini(&ib.qps[pe].emu);
+    for (int i = 0; ib.qps && i < ib.n_qps; i++)
+        if (ib.qps[i].peer >= 0) gshmemi_nic_emul_qp_fini(&ib.qps[i].emu); /* zeroed on hw: nothing to free */
     free(ib.qps);
     memset(&ib, 0, sizeof(ib));
     return GSHMEMI_OK;

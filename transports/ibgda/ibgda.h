@@ -18,10 +18,11 @@ extern "C" {
 #define GSHMEMI_IBGDA_KEY_RESULT 0x52000000u /* PE p's result words of g */
 #define GSHMEMI_IBGDA_KEY_BUF 0x42000000u    /* PE p's local buffers outside the heap */
 
-/* QP number (24 bits, never 0) of the QP from PE me to PE pe. */
-static inline uint32_t gshmemi_ibgda_qpn(int me, int pe)
+/* QP number (24 bits, never 0) of QP k (of GSHMEM_IBGDA_NUM_RC_PER_PE, at most 64) from PE me to
+ * PE pe: distinct among one PE's QPs while pe < 512 (the emulated NIC's PEs share one machine). */
+static inline uint32_t gshmemi_ibgda_qpn(int me, int pe, int k)
 {
-    return 0x800000u | (((uint32_t)me & 0x7ffu) << 12) | ((uint32_t)pe & 0xfffu);
+    return 0x800000u | (((uint32_t)k & 0x3fu) << 17) | (((uint32_t)me & 0xffu) << 9) | ((uint32_t)pe & 0x1ffu);
 }
 
 /* Whether this PE can open a ConnectX for IBGDA (transports/ibgda/setup.h, gshmemi_ibgda_probe):

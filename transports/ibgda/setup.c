@@ -836,9 +836,9 @@ int gshmemi_ibgda_fill_records(const gshmemi_ibgda_t *g, const gshmemi_ibgda_gpu
         gshmemi_ibgda_qp_t *r;
         char *aux;
         gshmemi_ibgda_qp_info(g, q, &qi);
-        if (qi.k != 0) continue; /* the device path drives one QP per peer: the first */
-        r = &recs[qi.peer];
-        aux = v->aux + (size_t)served++ * v->aux_stride;
+        served += qi.k == 0;
+        r = &recs[(size_t)qi.peer * g->n_rc + qi.k];
+        aux = v->aux + (size_t)q * v->aux_stride;
         memset(r, 0, sizeof(*r));
         r->sq = v->wq + qi.wq_offset;
         r->sq_dbrec = (uint32_t *)(v->dbr + qi.qp_dbr_offset);

@@ -147,16 +147,16 @@ typedef struct {
                                 * memory, this is its device-mapped address) */
     char *dbr_cq;              /* the dbr buffer for the CQs' records (the same buffer) */
     volatile uint64_t *db;     /* the doorbell register mapped for the GPU; NULL: a host thread rings */
-    char *aux;                 /* per peer served, aux_stride bytes: counters, result words, BB counts */
+    char *aux;                 /* per QP, aux_stride bytes: counters, result words, BB counts */
     size_t aux_stride;         /* at least gshmemi_ibgda_aux_bytes(sq_bbs) */
 } gshmemi_ibgda_gpu_view_t;
 
-/* Bytes of one peer's counters, result words and BB counts (whole 4 KiB pages). */
+/* Bytes of one QP's counters, result words and BB counts (whole 4 KiB pages). */
 size_t gshmemi_ibgda_aux_bytes(uint32_t sq_bbs);
-/* Fills recs[peer] (of [n_pes]) for each peer with QPs from the first of its QPs (k = 0): the
- * device path drives one QP per peer, so GSHMEM_IBGDA_NUM_RC_PER_PE > 1 makes QPs it does not
- * use yet. The i-th such peer (in PE order) gets the i-th aux area. Keys and raddr are left 0
- * (the caller's: they come with the heap's registration). Returns the number of peers filled. */
+/* Fills recs[peer * n_rc + k] (of [n_pes * n_rc], as the device state holds them) for QP k of
+ * each peer with QPs; QP q (gshmemi_ibgda_qp_info's order) gets the q-th aux area. Keys and raddr
+ * are left 0 (the caller's: they come with the heap's registration). Returns the number of peers
+ * filled. */
 int gshmemi_ibgda_fill_records(const gshmemi_ibgda_t *g, const gshmemi_ibgda_gpu_view_t *v, gshmemi_ibgda_qp_t *recs);
 
 /* Tests: the libraries gshmemi_ibgda_open loads (defaults libibverbs.so.1, libmlx5.so.1); NULL
