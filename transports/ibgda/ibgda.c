@@ -174,11 +174,11 @@ static int cb_resolve_local(void *c, const gshmemi_nic_emul_qp_t *qp, uint32_t l
                             void **ptr)
 {
     const int me = ib.ctx->my_pe;
-    (void)c, (void)qp, (void)access;
+    (void)qp, (void)access;
     if (lkey == (GSHMEMI_IBGDA_KEY_HEAP | (uint32_t)me)) {
         if (!in_range((uint64_t)(uintptr_t)ib.ctx->heap->my_base, ib.ctx->heap->region, addr, len)) return GSHMEMI_NIC_EMUL_KEY_RANGE;
     } else if (lkey == (GSHMEMI_IBGDA_KEY_RESULT | (uint32_t)me)) {
-        const gshmemi_ibgda_qp_t *r = &ib.recs[qp->cfg.peer];
+        const gshmemi_ibgda_qp_t *r = &ib.recs[(const emul_qp_t *)c - ib.qps]; /* this QP's result words (c: its emul_qp_t) */
         if (!in_range((uint64_t)(uintptr_t)r->result, GSHMEMI_IBGDA_SQ_BBS * 8, addr, len)) return GSHMEMI_NIC_EMUL_KEY_RANGE;
     } else if (lkey != (GSHMEMI_IBGDA_KEY_BUF | (uint32_t)me)) {
         return GSHMEMI_NIC_EMUL_KEY_UNKNOWN;
