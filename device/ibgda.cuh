@@ -42,7 +42,8 @@ GSHMEMI_DEV const gshmemi_ibgda_qp_t *gshmemi_ibgda_qp(int pe)
     const unsigned nqp = gshmemi_dstate.ibgda_nqp;
     const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
     const unsigned warp = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 32;
-    q += (size_t)pe * nqp + gshmemi_ibgda_qp_pick(cta, warp, nqp);
+    const unsigned warps = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
+    q += (size_t)pe * nqp + gshmemi_ibgda_qp_pick(cta, warp, warps, nqp);
     return q->sq ? q : (const gshmemi_ibgda_qp_t *)0;
 }
 
@@ -282,15 +283,25 @@ static __device__ __noinline__ uint64_t gshmemi_ibgda_g(const void *sym, size_t 
     return *word;
 }
 
-/* quiet: every WQE reserved so far on every QP of this PE has completed. */
+/* quiet: every WQE reserved so far on every QP of this PE has completed. The counters of 4 QPs
+ * at a time are read together (one round trip for 4, not 4: n_pes x GSHMEM_IBGDA_NUM_RC_PER_PE
+ * records); a record with no counters is a PE not routed here. */
+#define GSHMEMI_IBGDA_QUIET_BATCH 4
 static __device__ __forceinline__ void gshmemi_ibgda_quiet(const char *routine)
 {
+    const gshmemi_ibgda_qp_t *recs = gshmemi_dstate.ibgda;
     const unsigned nqp = gshmemi_dstate.ibgda_nqp, n = (unsigned)gshmemi_dstate.n_pes * nqp;
-    for (unsigned i = 0; i < n; i++) {
-        const gshmemi_ibgda_qp_t *q = &gshmemi_dstate.ibgda[i];
-        if (!q->sq) continue;
-        const unsigned long long target = *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_RESV);
-        if (*gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) < target) gshmemi_ibgda_wait_done(q, target, (int)(i / nqp), routine);
+    for (unsigned i0 = 0; i0 < n; i0 += GSHMEMI_IBGDA_QUIET_BATCH) {
+        unsigned long long resv[GSHMEMI_IBGDA_QUIET_BATCH], done[GSHMEMI_IBGDA_QUIET_BATCH];
+#pragma unroll
+        for (int k = 0; k < GSHMEMI_IBGDA_QUIET_BATCH; k++) {
+            const volatile unsigned long long *c = i0 + k < n ? recs[i0 + k].ctr : (unsigned long long *)0;
+            resv[k] = c ? c[GSHMEMI_IBGDA_CTR_RESV] : 0;
+            done[k] = c ? c[GSHMEMI_IBGDA_CTR_DONE] : 0;
+        }
+#pragma unroll
+        for (int k = 0; k < GSHMEMI_IBGDA_QUIET_BATCH; k++)
+            if (done[k] < resv[k]) gshmemi_ibgda_wait_done(&recs[i0 + k], resv[k], (int)((i0 + k) / nqp), routine);
     }
 }
 

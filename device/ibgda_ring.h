@@ -25,14 +25,17 @@ GSHMEMI_HD_INLINE unsigned long long gshmemi_ibgda_collapsed_done(unsigned long 
     return done + (long long)(int16_t)(uint16_t)(idx16 - (uint16_t)done) + bbs;
 }
 
-/* Which of a peer's nqp QPs a thread posts to, from its CTA and its warp in the CTA (linear
- * indices): the warps of a CTA take consecutive QPs, and so do the first warps of consecutive CTAs
- * (the posters of _block calls), so concurrent posters ring different QPs instead of queueing on
- * one QP's in-order doorbell. A thread always gets the same QP, so its operations to a peer stay
- * in order on one QP (fence and quiet cover every QP). */
-GSHMEMI_HD_INLINE unsigned gshmemi_ibgda_qp_pick(unsigned cta, unsigned warp, unsigned nqp)
+/* Which of a peer's nqp QPs (a power of two: ibgda.c checks) a thread posts to, from its CTA's
+ * linear index, its warp in the CTA and the CTA's warps: warp + cta * (warps | 1), masked. The
+ * warps of a grid in launch order take consecutive QPs (a stride of one more warp where a CTA has
+ * an even number, so that warp 0 of consecutive CTAs, the posters of _block calls, also takes
+ * consecutive QPs: an odd stride). The first CTAs of a launch load no QP more than twice the even
+ * share. Concurrent posters thus ring different QPs instead of queueing on one QP's in-order
+ * doorbell. A thread always gets the same QP, so its operations to a peer stay in order on one QP
+ * (fence and quiet cover every QP). */
+GSHMEMI_HD_INLINE unsigned gshmemi_ibgda_qp_pick(unsigned cta, unsigned warp, unsigned warps, unsigned nqp)
 {
-    return (cta + warp) & (nqp - 1); /* nqp a power of two (ibgda.c checks): a mask, no division */
+    return (warp + cta * (warps | 1)) & (nqp - 1);
 }
 
 #endif

@@ -70,26 +70,32 @@ static void test_qpn(void **state)
     assert_true(gshmemi_ibgda_qpn(3, 511, 63) != gshmemi_ibgda_qpn(3, 510, 63));
 }
 
-/* The QP a poster takes (nqp a power of two, as GSHMEM_IBGDA_NUM_RC_PER_PE must be): the warps
- * of a CTA and the first warps of consecutive CTAs spread over every QP, evenly; one QP per peer
- * is always QP 0. */
+/* The QP a poster takes (nqp a power of two, as GSHMEM_IBGDA_NUM_RC_PER_PE must be): the first
+ * CTAs of a launch load no QP more than twice the even share (one CTA of 16 warps on 64 QPs: 16
+ * QPs once each); a CTA's warps take distinct QPs (up to nqp of them); warp 0 of nqp consecutive
+ * CTAs takes every QP once; one QP is always QP 0. */
 static void test_qp_pick(void **state)
 {
     (void)state;
-    for (unsigned nqp = 1; nqp <= 64; nqp *= 2) {
-        unsigned hits[64] = {0};
-        for (unsigned cta = 0; cta < 4 * nqp; cta++) {
-            const unsigned first = gshmemi_ibgda_qp_pick(cta, 0, nqp);
-            assert_true(first < nqp);
-            hits[first]++;
-            for (unsigned w = 0; w < 32; w++) {
-                assert_true(gshmemi_ibgda_qp_pick(cta, w, nqp) == (cta + w) % nqp);
-                if (w && w < nqp) assert_true(gshmemi_ibgda_qp_pick(cta, w, nqp) != first);
+    for (unsigned nqp = 1; nqp <= 64; nqp *= 2)
+        for (unsigned warps = 1; warps <= 48; warps += warps < 8 ? 1 : 5) {
+            unsigned uses[64] = {0}, lead[64] = {0};
+            for (unsigned cta = 0; cta < 2 * nqp; cta++) {
+                unsigned in_cta[64] = {0}, most = 0;
+                for (unsigned w = 0; w < warps; w++) {
+                    const unsigned k = gshmemi_ibgda_qp_pick(cta, w, warps, nqp);
+                    assert_true(k < nqp);
+                    uses[k]++;
+                    if (w < nqp) assert_int_equal(in_cta[k]++, 0);
+                }
+                for (unsigned k = 0; k < nqp; k++) most = uses[k] > most ? uses[k] : most;
+                const unsigned share = ((cta + 1) * warps + nqp - 1) / nqp;
+                if (most > 2 * share) fail_msg("%u QPs, %u warps a CTA, %u CTAs: a QP has %u posters, the even share is %u", nqp, warps, cta + 1, most, share);
+                if (cta >= nqp) lead[gshmemi_ibgda_qp_pick(cta, 0, warps, nqp)]++;
             }
+            for (unsigned k = 0; k < nqp; k++) assert_int_equal(lead[k], 1);
         }
-        for (unsigned k = 0; k < nqp; k++) assert_int_equal(hits[k], 4); /* _block posters: every QP 4 times */
-    }
-    assert_int_equal(gshmemi_ibgda_qp_pick(12345, 17, 1), 0);
+    assert_int_equal(gshmemi_ibgda_qp_pick(12345, 17, 20, 1), 0);
 }
 
 /* ---- the protocol against the engine, in host memory ---- */
