@@ -29,15 +29,38 @@ template <int OP, typename T> GSHMEMI_DEV T gshmemi_redop(T a, T b)
     else return (T)(a * b);
 }
 
-/* Element-wise op on W bytes held in a register-sized word. */
+/* Element-wise op on W bytes held in a register-sized word; half and bfloat16 a pair at a time
+ * (packed conversions to and from float: each element still combined in float, rounded once). */
 template <int OP, typename T, typename W> GSHMEMI_DEV W gshmemi_redop_word(W a, W b)
 {
-    union { W w; T e[sizeof(W) / sizeof(T)]; } x, y;
-    x.w = a;
-    y.w = b;
+    if constexpr (std::is_same<T, __half>::value && sizeof(W) % 4 == 0) {
+        union { W w; __half2 e[sizeof(W) / 4]; } x, y;
+        x.w = a;
+        y.w = b;
 #pragma unroll
-    for (int i = 0; i < (int)(sizeof(W) / sizeof(T)); i++) x.e[i] = gshmemi_redop<OP, T>(x.e[i], y.e[i]);
-    return x.w;
+        for (int i = 0; i < (int)(sizeof(W) / 4); i++) {
+            const float2 p = __half22float2(x.e[i]), q = __half22float2(y.e[i]);
+            x.e[i] = __floats2half2_rn(gshmemi_redop<OP, float>(p.x, q.x), gshmemi_redop<OP, float>(p.y, q.y));
+        }
+        return x.w;
+    } else if constexpr (std::is_same<T, __nv_bfloat16>::value && sizeof(W) % 4 == 0) {
+        union { W w; __nv_bfloat162 e[sizeof(W) / 4]; } x, y;
+        x.w = a;
+        y.w = b;
+#pragma unroll
+        for (int i = 0; i < (int)(sizeof(W) / 4); i++) {
+            const float2 p = __bfloat1622float2(x.e[i]), q = __bfloat1622float2(y.e[i]);
+            x.e[i] = __floats2bfloat162_rn(gshmemi_redop<OP, float>(p.x, q.x), gshmemi_redop<OP, float>(p.y, q.y));
+        }
+        return x.w;
+    } else {
+        union { W w; T e[sizeof(W) / sizeof(T)]; } x, y;
+        x.w = a;
+        y.w = b;
+#pragma unroll
+        for (int i = 0; i < (int)(sizeof(W) / sizeof(T)); i++) x.e[i] = gshmemi_redop<OP, T>(x.e[i], y.e[i]);
+        return x.w;
+    }
 }
 
 /* ---- unaligned 8-byte access (payload lines of LL) ---- */
