@@ -306,8 +306,8 @@ static __device__ __forceinline__ void gshmemi_ibgda_quiet(const char *routine)
 }
 
 /* fence: a quiet (RC keeps a QP's writes in order, but not reads and atomics after writes without
- * a fence flag, which this path does not set yet). Out of line: fence is inlined into callers. */
-static __device__ __noinline__ void gshmemi_ibgda_fence(const char *routine) { gshmemi_ibgda_quiet(routine); }
+ * a fence flag, which this path does not set yet; and a thread's QP may differ per peer). */
+static __device__ __forceinline__ void gshmemi_ibgda_fence(const char *routine) { gshmemi_ibgda_quiet(routine); }
 
 /* What this path does not carry yet: reported, then the trap (never a silent wrong answer). */
 GSHMEMI_DEV_REPORT void gshmemi_ibgda_unsupported(const char *what, int pe, const char *routine)

@@ -20,8 +20,7 @@ GSHMEMI_DEV void gshmemi_quiet(void)
 GSHMEMI_DEV void gshmemi_fence(void)
 {
     __threadfence_system();
-    if (gshmemi_dstate.ibgda) gshmemi_ibgda_fence("shmem_fence");
-    if (gshmemi_dstate.proxy.size) (void)gshmemi_proxy_post(GSHMEMI_PROXY_FENCE, gshmemi_dstate.my_pe, 0, 0, 0, 0, 0, 0, "shmem_fence");
+    if (gshmemi_proxy_on()) gshmemi_proxy_fence("shmem_fence");
 }
 
 /* The wait bound of the inline API; read only when a wait has spun long enough to look. */
