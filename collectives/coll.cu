@@ -205,19 +205,23 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
     return launch(k, slices, threads, stream, *t, *a);
 }
 
-static __global__ void barrier_kernel(gshmemi_team_dev_t t)
+/* ROUTED: the team has remote members, or this PE has a remote transport whose requests the
+ * barrier completes first; else the P2P kernel, with no remote code (as the collectives'). */
+template <bool ROUTED> static __global__ void barrier_kernel(gshmemi_team_dev_t t)
 {
     /* One warp: its lanes signal and watch the peers of a round in parallel. Work enqueued before
      * this kernel is complete when it starts, so barrier and sync are the same kernel. */
     gshmemi_pdl_enter();
-    gshmemi_team_barrier_slice(t, 0, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_WARP);
+    gshmemi_team_barrier_slice<ROUTED>(t, 0, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_WARP);
 }
 
 extern "C" int gshmemi_launch_barrier(shmem_team_t team, cudaStream_t stream, const char *routine)
 {
     const gshmemi_team_dev_t *t = gshmemi_team_member(team, routine);
+    const gshmemi_device_state_t *ds = gshmemi_runtime_dstate();
     if (!t) return GSHMEMI_ERR_INVALID;
-    return launch(barrier_kernel, 1, 32, stream, *t);
+    if (t->has_remote || ds->proxy.size || ds->ibgda) return launch(barrier_kernel<true>, 1, 32, stream, *t);
+    return launch(barrier_kernel<false>, 1, 32, stream, *t);
 }
 
 static __global__ void quiet_kernel(void) { __threadfence_system(); }

@@ -29,28 +29,27 @@ template <int OP, typename T> GSHMEMI_DEV T gshmemi_redop(T a, T b)
     else return (T)(a * b);
 }
 
+/* Two half or bfloat16 elements as one register, to and from float2 (packed conversions). */
+GSHMEMI_DEV float2 gshmemi_pair_float2(__half2 p) { return __half22float2(p); }
+GSHMEMI_DEV float2 gshmemi_pair_float2(__nv_bfloat162 p) { return __bfloat1622float2(p); }
+GSHMEMI_DEV void gshmemi_pair_round(__half2 *p, float lo, float hi) { *p = __floats2half2_rn(lo, hi); }
+GSHMEMI_DEV void gshmemi_pair_round(__nv_bfloat162 *p, float lo, float hi) { *p = __floats2bfloat162_rn(lo, hi); }
+
 /* Element-wise op on W bytes held in a register-sized word; half and bfloat16 a pair at a time
- * (packed conversions to and from float: each element still combined in float, rounded once). */
+ * through packed conversions (each element still combined in float and rounded once: the grid
+ * collectives of half prod took 125 registers element by element, 96 so). */
 template <int OP, typename T, typename W> GSHMEMI_DEV W gshmemi_redop_word(W a, W b)
 {
-    if constexpr (std::is_same<T, __half>::value && sizeof(W) % 4 == 0) {
-        union { W w; __half2 e[sizeof(W) / 4]; } x, y;
+    constexpr bool half = std::is_same<T, __half>::value, bf16 = std::is_same<T, __nv_bfloat16>::value;
+    if constexpr ((half || bf16) && sizeof(W) % 4 == 0) {
+        using P = typename std::conditional<half, __half2, __nv_bfloat162>::type;
+        union { W w; P e[sizeof(W) / 4]; } x, y;
         x.w = a;
         y.w = b;
 #pragma unroll
         for (int i = 0; i < (int)(sizeof(W) / 4); i++) {
-            const float2 p = __half22float2(x.e[i]), q = __half22float2(y.e[i]);
-            x.e[i] = __floats2half2_rn(gshmemi_redop<OP, float>(p.x, q.x), gshmemi_redop<OP, float>(p.y, q.y));
-        }
-        return x.w;
-    } else if constexpr (std::is_same<T, __nv_bfloat16>::value && sizeof(W) % 4 == 0) {
-        union { W w; __nv_bfloat162 e[sizeof(W) / 4]; } x, y;
-        x.w = a;
-        y.w = b;
-#pragma unroll
-        for (int i = 0; i < (int)(sizeof(W) / 4); i++) {
-            const float2 p = __bfloat1622float2(x.e[i]), q = __bfloat1622float2(y.e[i]);
-            x.e[i] = __floats2bfloat162_rn(gshmemi_redop<OP, float>(p.x, q.x), gshmemi_redop<OP, float>(p.y, q.y));
+            const float2 p = gshmemi_pair_float2(x.e[i]), q = gshmemi_pair_float2(y.e[i]);
+            gshmemi_pair_round(&x.e[i], gshmemi_redop<OP, float>(p.x, q.x), gshmemi_redop<OP, float>(p.y, q.y));
         }
         return x.w;
     } else {
