@@ -107,33 +107,29 @@ static pr_shape_t pr_shape(const pt_opts_t *o, int units)
     return s;
 }
 
+typedef void (*pr_kernel_t)(char *, const char *, size_t, int, int, int);
+
+/* The kernel of this run's op and scope (one choice for the launches and the attribute query). */
+template <int QUIET> static pr_kernel_t pr_kernel(const pr_run_t *r)
+{
+    if (r->op == PR_P_INT) return pr_post_kernel<PT_SCOPE_THREAD, PR_P_INT, QUIET>;
+    if (r->op == PR_P_LONG) return pr_post_kernel<PT_SCOPE_THREAD, PR_P_LONG, QUIET>;
+    if (r->scope == PT_SCOPE_THREAD) return pr_post_kernel<PT_SCOPE_THREAD, PR_PUT, QUIET>;
+    if (r->scope == PT_SCOPE_WARP) return pr_post_kernel<PT_SCOPE_WARP, PR_PUT, QUIET>;
+    return pr_post_kernel<PT_SCOPE_BLOCK, PR_PUT, QUIET>;
+}
+
 template <int QUIET> static void pr_launch(const pr_run_t *r, pr_shape_t s, size_t size, int units)
 {
-#define PR_GO(SCOPE, OP) \
-    pr_post_kernel<SCOPE, OP, QUIET><<<s.blocks, s.threads>>>(r->dst, r->src, size, units, r->k, r->target)
-    if (r->op == PR_P_INT) PR_GO(PT_SCOPE_THREAD, PR_P_INT);
-    else if (r->op == PR_P_LONG) PR_GO(PT_SCOPE_THREAD, PR_P_LONG);
-    else if (r->scope == PT_SCOPE_THREAD) PR_GO(PT_SCOPE_THREAD, PR_PUT);
-    else if (r->scope == PT_SCOPE_WARP) PR_GO(PT_SCOPE_WARP, PR_PUT);
-    else PR_GO(PT_SCOPE_BLOCK, PR_PUT);
-#undef PR_GO
+    pr_kernel<QUIET>(r)<<<s.blocks, s.threads>>>(r->dst, r->src, size, units, r->k, r->target);
 }
 
 /* The most threads a CTA of this run's kernels can have (their registers bound it). */
 static int pr_max_threads(const pr_run_t *r)
 {
     cudaFuncAttributes a[2];
-#define PR_ATTR(SCOPE, OP)                                                                         \
-    do {                                                                                           \
-        PT_CUDA(cudaFuncGetAttributes(&a[0], pr_post_kernel<SCOPE, OP, 0>));                       \
-        PT_CUDA(cudaFuncGetAttributes(&a[1], pr_post_kernel<SCOPE, OP, 1>));                       \
-    } while (0)
-    if (r->op == PR_P_INT) PR_ATTR(PT_SCOPE_THREAD, PR_P_INT);
-    else if (r->op == PR_P_LONG) PR_ATTR(PT_SCOPE_THREAD, PR_P_LONG);
-    else if (r->scope == PT_SCOPE_THREAD) PR_ATTR(PT_SCOPE_THREAD, PR_PUT);
-    else if (r->scope == PT_SCOPE_WARP) PR_ATTR(PT_SCOPE_WARP, PR_PUT);
-    else PR_ATTR(PT_SCOPE_BLOCK, PR_PUT);
-#undef PR_ATTR
+    PT_CUDA(cudaFuncGetAttributes(&a[0], pr_kernel<0>(r)));
+    PT_CUDA(cudaFuncGetAttributes(&a[1], pr_kernel<1>(r)));
     return a[0].maxThreadsPerBlock < a[1].maxThreadsPerBlock ? a[0].maxThreadsPerBlock : a[1].maxThreadsPerBlock;
 }
 
