@@ -21,8 +21,8 @@ GSHMEMI_DEV void gshmemi_signal_update(void *sig_peer, uint64_t signal, int sig_
 /* A signal update of sig_addr on pe, routed: P2P, or through the proxy. */
 GSHMEMI_DEV void gshmemi_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, const char *routine)
 {
-    void *sig = gshmemi_peer_ptr_at(sig_addr, sizeof(uint64_t), pe, routine);
-    if (sig) gshmemi_signal_update(sig, signal, sig_op);
+    char *base = gshmemi_route(sig_addr, sizeof(uint64_t), pe, routine);
+    if (base) gshmemi_signal_update(gshmemi_at(base, sig_addr), signal, sig_op);
     else gshmemi_proxy_put_signal(NULL, NULL, 0, sig_addr, signal, sig_op, pe, 0, routine);
 }
 
@@ -32,16 +32,17 @@ GSHMEMI_DEV void gshmemi_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_
 GSHMEMI_DEV void gshmemi_put_signal_scope(void *dest, const void *src, size_t n, uint64_t *sig_addr, uint64_t signal,
                                           int sig_op, int pe, int scope, int blocking, const char *routine)
 {
-    void *dest_peer = gshmemi_peer_ptr_at(dest, n, pe, routine);
+    char *base = gshmemi_route(dest, n, pe, routine);
     unsigned tid = gshmemi_scope_tid(scope);
     gshmemi_scope_sync(scope);
-    if (!dest_peer) {
+    if (!base) {
         if (tid == 0) gshmemi_proxy_put_signal(dest, src, n, sig_addr, signal, sig_op, pe, blocking, routine);
         gshmemi_scope_sync(scope);
         return;
     }
-    void *sig_peer = gshmemi_peer_ptr_at(sig_addr, sizeof(uint64_t), pe, routine);
-    if (n) gshmemi_copy(dest_peer, src, n, tid, gshmemi_scope_size(scope));
+    gshmemi_check_sym(sig_addr, sizeof(uint64_t), pe, routine);
+    void *sig_peer = gshmemi_at(base, sig_addr);
+    if (n) gshmemi_copy(gshmemi_at(base, dest), src, n, tid, gshmemi_scope_size(scope));
     __threadfence_system();
     gshmemi_scope_sync(scope);
     if (tid == 0) gshmemi_signal_update(sig_peer, signal, sig_op);
