@@ -135,8 +135,9 @@ typedef struct gshmemi_device_state {
     size_t coll_push_min;        /* GSHMEM_COLL_PUSH_MIN: smallest fcollect/alltoall block DIRECT stores */
     size_t coll_push_reduce_min; /* GSHMEM_COLL_PUSH_REDUCE_MIN: smallest 2-PE reduction two-shot by stores */
     uint64_t wait_timeout_ns;    /* device waits on other PEs trap after this long; 0 = never */
-    int peer_c_first;            /* peer_base_c[k] is PE peer_c_first + k's base: the lowest P2P PE */
-    char *peer_base_c[GSHMEMI_CONST_PEERS]; /* a window of peer_base, read through the constant cache */
+    int peer_c_first;            /* the window: PEs [peer_c_first, + GSHMEMI_CONST_PEERS), from the lowest P2P PE */
+    char *peer_base_c[GSHMEMI_CONST_PEERS]; /* the window's bases, PE p in slot p % GSHMEMI_CONST_PEERS,
+                                             * read through the constant cache */
     gshmemi_proxy_fifo_t proxy;  /* this PE's host-proxy FIFO (device pointers); size 0: no proxy */
     const gshmemi_ibgda_qp_t *ibgda; /* device array [n_pes * ibgda_nqp]: the QPs to each PE routed
                                       * through IBGDA, PE by PE (sq NULL for the others); NULL: no PE is */

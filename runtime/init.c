@@ -337,8 +337,10 @@ static int build_device_state(void)
      * PEs are numbered consecutively; the others are found in peer_base. */
     ds->peer_c_first = 0;
     while (ds->peer_c_first < st->n_pes - 1 && !st->peer_base[ds->peer_c_first]) ds->peer_c_first++;
-    for (int k = 0; k < GSHMEMI_CONST_PEERS; k++)
-        ds->peer_base_c[k] = ds->peer_c_first + k < st->n_pes ? st->peer_base[ds->peer_c_first + k] : NULL;
+    for (int k = 0; k < GSHMEMI_CONST_PEERS; k++) {
+        const int pe = ds->peer_c_first + k;
+        ds->peer_base_c[pe % GSHMEMI_CONST_PEERS] = pe < st->n_pes ? st->peer_base[pe] : NULL;
+    }
     return GSHMEMI_OK;
 }
 
