@@ -107,10 +107,10 @@ typedef struct gshmemi_coll_args {
     ptrdiff_t dst, sst; /* alltoalls strides, in elements */
 } gshmemi_coll_args_t;
 
-/* PEs whose heap base is kept in constant memory (a window of consecutive PEs, the P2P peers
- * where the launcher numbers a host's PEs consecutively); the rest are read from global memory.
- * A power of two. The build option const_peers sets another, so that tests reach the global path
- * with few PEs; the library and its modules must agree (the layout check refuses a mismatch). */
+/* PEs whose heap base is kept in constant memory (PEs 0 .. GSHMEMI_CONST_PEERS - 1); the rest are
+ * read from global memory. A power of two. The build option const_peers sets another, so that
+ * tests reach the global path with few PEs; the library and its modules must agree (the layout
+ * check refuses a mismatch). */
 #ifndef GSHMEMI_CONST_PEERS
 #define GSHMEMI_CONST_PEERS 32
 #endif
@@ -135,9 +135,7 @@ typedef struct gshmemi_device_state {
     size_t coll_push_min;        /* GSHMEM_COLL_PUSH_MIN: smallest fcollect/alltoall block DIRECT stores */
     size_t coll_push_reduce_min; /* GSHMEM_COLL_PUSH_REDUCE_MIN: smallest 2-PE reduction two-shot by stores */
     uint64_t wait_timeout_ns;    /* device waits on other PEs trap after this long; 0 = never */
-    int peer_c_first;            /* the window: PEs [peer_c_first, + GSHMEMI_CONST_PEERS), from the lowest P2P PE */
-    char *peer_base_c[GSHMEMI_CONST_PEERS]; /* the window's bases, PE p in slot p % GSHMEMI_CONST_PEERS,
-                                             * read through the constant cache */
+    char *peer_base_c[GSHMEMI_CONST_PEERS]; /* first PEs of peer_base, read through the constant cache */
     gshmemi_proxy_fifo_t proxy;  /* this PE's host-proxy FIFO (device pointers); size 0: no proxy */
     const gshmemi_ibgda_qp_t *ibgda; /* device array [n_pes * ibgda_nqp]: the QPs to each PE routed
                                       * through IBGDA, PE by PE (sq NULL for the others); NULL: no PE is */
@@ -149,7 +147,7 @@ typedef struct gshmemi_device_state {
  * sizeof it was compiled with, and the runtime refuses a module whose pair differs from its own
  * (the state is copied into the module by that size, so a mismatch would be silently misread).
  * GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE is for the test that builds such a module. */
-#define GSHMEMI_DEVICE_STATE_VERSION 6
+#define GSHMEMI_DEVICE_STATE_VERSION 5
 #ifdef GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
 #define GSHMEMI_DEVICE_STATE_MODULE_VERSION GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
 #else

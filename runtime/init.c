@@ -333,14 +333,7 @@ static int build_device_state(void)
     ds->coll_oneshot_max = gshmemi_env.COLL_ONESHOT_MAX;
     ds->coll_push_min = gshmemi_env.COLL_PUSH_MIN;
     ds->coll_push_reduce_min = gshmemi_env.COLL_PUSH_REDUCE_MIN;
-    /* The constant window starts at the lowest P2P PE, so it holds every P2P peer when a host's
-     * PEs are numbered consecutively; the others are found in peer_base. */
-    ds->peer_c_first = 0;
-    while (ds->peer_c_first < st->n_pes - 1 && !st->peer_base[ds->peer_c_first]) ds->peer_c_first++;
-    for (int k = 0; k < GSHMEMI_CONST_PEERS; k++) {
-        const int pe = ds->peer_c_first + k;
-        ds->peer_base_c[pe % GSHMEMI_CONST_PEERS] = pe < st->n_pes ? st->peer_base[pe] : NULL;
-    }
+    for (int pe = 0; pe < st->n_pes && pe < GSHMEMI_CONST_PEERS; pe++) ds->peer_base_c[pe] = st->peer_base[pe];
     return GSHMEMI_OK;
 }
 
