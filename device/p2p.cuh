@@ -56,9 +56,9 @@ GSHMEMI_DEV void gshmemi_check_sym(const void *sym, size_t n, int pe, const char
 
 /* The routing step of every RMA, AMO and signal routine: pe's heap base as mapped here, NULL when
  * pe is reached remotely, after the debug check of n bytes at sym. Callers branch on this base,
- * not on the address formed from it: the base is a constant-memory load at the PE's index, the same
- * for every thread that names the same PE, so ptxas can take the branch as uniform and needs no
- * convergence barrier around the remote call in the caller's loops. */
+ * not on the address formed from it: the base depends on the PE alone (and its load leaves the
+ * caller's loop with the test), where the address may change on every turn and differ between
+ * threads. */
 GSHMEMI_DEV char *gshmemi_route(const void *sym, size_t n, int pe, const char *routine)
 {
     gshmemi_check_sym(sym, n, pe, routine);
