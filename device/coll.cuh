@@ -170,7 +170,7 @@ template <int OP, typename T> GSHMEMI_DEV int gshmemi_coll_grid(shmem_team_t tea
     }
     a.proto = gshmemi_coll_proto(t, a, GSHMEMI_SCOPE_BLOCK);
     const unsigned ctas = gridDim.x * gridDim.y * gridDim.z;
-    const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    const unsigned cta = gshmemi_cta_index();
     const unsigned most = (unsigned)gshmemi_proto_slices(&t, a.proto);
     const int slices = (int)(ctas < most ? ctas : most);
     __syncthreads();

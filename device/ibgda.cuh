@@ -26,6 +26,7 @@
 
 #include "gshmem/amo.h" /* GSHMEMI_AMO_* */
 #include "ibgda_ring.h"
+#include "memops.cuh" /* the thread-group scopes, gshmemi_cta_index */
 #include "mlx5_wqe.h"
 #include "proxy_fifo.h" /* gshmemi_fifo_now_ns */
 #include "state.cuh"
@@ -40,10 +41,9 @@ GSHMEMI_DEV const gshmemi_ibgda_qp_t *gshmemi_ibgda_qp(int pe)
     const gshmemi_ibgda_qp_t *q = gshmemi_dstate.ibgda;
     if (!q) return q;
     const unsigned nqp = gshmemi_dstate.ibgda_nqp;
-    const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    const unsigned warp = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 32;
-    const unsigned warps = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
-    q += (size_t)pe * nqp + gshmemi_ibgda_qp_pick(cta, warp, warps, nqp);
+    const unsigned warp = gshmemi_scope_tid(GSHMEMI_SCOPE_BLOCK) / 32;
+    const unsigned warps = (gshmemi_scope_size(GSHMEMI_SCOPE_BLOCK) + 31) / 32;
+    q += (size_t)pe * nqp + gshmemi_ibgda_qp_pick(gshmemi_cta_index(), warp, warps, nqp);
     return q->sq ? q : (const gshmemi_ibgda_qp_t *)0;
 }
 

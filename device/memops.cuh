@@ -143,6 +143,8 @@ GSHMEMI_DEV unsigned gshmemi_scope_size(int scope)
     if (scope == GSHMEMI_SCOPE_WARP) return 32;
     return blockDim.x * blockDim.y * blockDim.z;
 }
+/* This CTA's index in its grid, counted across every grid dimension. */
+GSHMEMI_DEV unsigned gshmemi_cta_index(void) { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
 GSHMEMI_DEV void gshmemi_scope_sync(int scope)
 {
     if (scope == GSHMEMI_SCOPE_WARP) __syncwarp();

@@ -486,6 +486,16 @@ static int make_qp(int pe, int k, char *area, uint64_t *db_dev, uint32_t *dbr_de
     return GSHMEMI_OK;
 }
 
+/* The host copies of every QP's record and emulator state, [n_qps], no QP made yet (peer -1). */
+static int alloc_qp_tables(void)
+{
+    ib.recs = calloc((size_t)ib.n_qps, sizeof(*ib.recs));
+    ib.qps = calloc((size_t)ib.n_qps, sizeof(*ib.qps));
+    if (!ib.recs || !ib.qps) return GSHMEMI_ERR_NOMEM;
+    for (int i = 0; i < ib.n_qps; i++) ib.qps[i].peer = -1;
+    return GSHMEMI_OK;
+}
+
 /* The records to the GPU and into the device state (before any kernel runs). */
 static int publish_records(gshmemi_transport_ctx_t *ctx)
 {
@@ -686,10 +696,8 @@ static int hw_connect(gshmemi_transport_ctx_t *ctx)
     char *blobs = calloc((size_t)n, bs);
     int served = 0, rc = GSHMEMI_OK, arc;
 
-    ib.recs = calloc((size_t)ib.n_qps, sizeof(*ib.recs));
-    ib.qps = calloc((size_t)ib.n_qps, sizeof(*ib.qps));
-    if (!remote || !blobs || !ib.recs || !ib.qps) rc = GSHMEMI_ERR_NOMEM;
-    for (int i = 0; i < ib.n_qps && rc == GSHMEMI_OK; i++) ib.qps[i].peer = -1;
+    if (!remote || !blobs) rc = GSHMEMI_ERR_NOMEM;
+    if (rc == GSHMEMI_OK) rc = alloc_qp_tables();
     for (int pe = 0; pe < n && rc == GSHMEMI_OK; pe++) {
         remote[pe] = ctx->route[pe] == GSHMEMI_ROUTE_IBGDA;
         served += remote[pe];
@@ -842,17 +850,14 @@ static int ibgda_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
     if (!ib.serves) return GSHMEMI_OK;
     GSHMEMI_CHECK(gshmemi_ibgda_doorbell_mode(gshmemi_env.IBGDA_DOORBELL, 1, NULL, &ib.doorbell));
     ib.blobs = calloc((size_t)n, sizeof(*ib.blobs));
-    ib.recs = calloc((size_t)ib.n_qps, sizeof(*ib.recs));
-    ib.qps = calloc((size_t)ib.n_qps, sizeof(*ib.qps));
     serve = calloc((size_t)n, sizeof(int));
     cq_init = malloc(GSHMEMI_IBGDA_NCQE * sizeof(*cq_init));
-    if (!ib.blobs || !ib.recs || !ib.qps || !serve || !cq_init) {
+    if (!ib.blobs || !serve || !cq_init || alloc_qp_tables() != GSHMEMI_OK) {
         free(serve);
         free(cq_init);
         return GSHMEMI_ERR_NOMEM;
     }
     memcpy(ib.blobs, blobs, (size_t)n * sizeof(*ib.blobs));
-    for (int i = 0; i < ib.n_qps; i++) ib.qps[i].peer = -1;
     for (int pe = 0; pe < n; pe++) {
         serve[pe] = ctx->route[pe] == GSHMEMI_ROUTE_IBGDA;
         served += serve[pe];
