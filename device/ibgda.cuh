@@ -53,12 +53,13 @@ GSHMEMI_DEV_REPORT void gshmemi_ibgda_no_qp(int pe, const char *routine)
     __trap();
 }
 
-/* The QP to pe for an operation on it; a PE with none (never routed here) is reported. */
+/* The QP to pe for an operation on it; a PE with none (never routed here) is reported. The test
+ * is on pe's first record, the same for every lane that names pe: a report under a test of one
+ * lane's own value would cost every caller's loops a YIELD (see gshmemi_ibgda_grp_t). */
 GSHMEMI_DEV const gshmemi_ibgda_qp_t *gshmemi_ibgda_qp_of(int pe, const char *routine)
 {
-    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp(pe);
-    if (!q) gshmemi_ibgda_no_qp(pe, routine);
-    return q;
+    if (!gshmemi_dstate.ibgda[(size_t)pe * gshmemi_dstate.ibgda_nqp].sq) gshmemi_ibgda_no_qp(pe, routine);
+    return gshmemi_ibgda_qp(pe);
 }
 
 GSHMEMI_DEV volatile unsigned long long *gshmemi_ibgda_ctr(const gshmemi_ibgda_qp_t *q, int which)
@@ -87,71 +88,97 @@ GSHMEMI_DEV int gshmemi_ibgda_miss(gshmemi_ibgda_waiter_t *w)
     return 0;
 }
 
-GSHMEMI_DEV_REPORT void gshmemi_ibgda_timeout(const char *routine, int pe, const char *what, unsigned long long have,
-                                                         unsigned long long want)
+/* How a wait of this path ended. */
+enum { GSHMEMI_IBGDA_OK = 0, GSHMEMI_IBGDA_CQE_ERROR, GSHMEMI_IBGDA_NOT_DONE, GSHMEMI_IBGDA_NOT_POSTED };
+
+/* A failed wait, reported by every lane that waited (so that the report is no call under a test
+ * of one lane's value) and printed by one, say: for an error CQE the syndrome, the opcode and the
+ * WQE in words; for a timeout the counter and its target. Then the trap. */
+GSHMEMI_DEV_REPORT void gshmemi_ibgda_fail(int why, const gshmemi_ibgda_qp_t *q, int pe, unsigned long long have,
+                                           unsigned long long want, int say, const char *routine)
 {
-    printf("gshmem: PE %d: %s: IBGDA QP to PE %d: %s after GSHMEM_DEVICE_WAIT_TIMEOUT (%llu of %llu; is the NIC's host thread "
-           "alive? GSHMEM_DEBUG=info)\n",
-           gshmemi_dstate.my_pe, routine, pe, what, have, want);
+    if (why == GSHMEMI_IBGDA_CQE_ERROR) {
+        gshmemi_mlx5_cqe_t c;
+        for (int i = 0; i < 16; i++) ((uint32_t *)c.bytes)[i] = ((const volatile uint32_t *)q->cq)[i];
+        const gshmemi_mlx5_err_info_t e = gshmemi_mlx5_err_decode(&c.err);
+        char buf[GSHMEMI_MLX5_SYNDROME_BUF];
+        const char *op = gshmemi_mlx5_opcode_name(e.wqe_opcode);
+        printf(say ? "gshmem: PE %d: %s: IBGDA work request to PE %d failed: %s (syndrome 0x%02x, vendor syndrome 0x%02x), "
+                     "opcode %s (0x%02x), WQE %u, QP 0x%x\n"
+                   : "",
+               gshmemi_dstate.my_pe, routine, pe, gshmemi_mlx5_syndrome_str(e.syndrome, buf), e.syndrome, e.vendor_err_synd,
+               op ? op : "unknown", e.wqe_opcode, e.wqe_counter, e.qpn);
+    } else {
+        printf(say ? "gshmem: PE %d: %s: IBGDA QP to PE %d: %s after GSHMEM_DEVICE_WAIT_TIMEOUT (%llu of %llu; is the NIC's "
+                     "host thread alive? GSHMEM_DEBUG=info)\n"
+                   : "",
+               gshmemi_dstate.my_pe, routine, pe,
+               why == GSHMEMI_IBGDA_NOT_POSTED ? "an earlier work request was never posted" : "work requests not completed", have,
+               want);
+    }
     __trap();
 }
 
-/* An error CQE: what failed, in words, then the trap. */
-GSHMEMI_DEV_REPORT void gshmemi_ibgda_cqe_error(const void *cqe, int pe, const char *routine)
+/* After a wait by the lanes of active: if any failed, all of them report the first failure. */
+GSHMEMI_DEV void gshmemi_ibgda_check(unsigned active, int why, const gshmemi_ibgda_qp_t *q, int pe, unsigned long long have,
+                                     unsigned long long want, const char *routine)
 {
-    gshmemi_mlx5_cqe_t c;
-    for (int i = 0; i < 16; i++) ((uint32_t *)c.bytes)[i] = ((const volatile uint32_t *)cqe)[i];
-    const gshmemi_mlx5_err_info_t e = gshmemi_mlx5_err_decode(&c.err);
-    char buf[GSHMEMI_MLX5_SYNDROME_BUF];
-    const char *op = gshmemi_mlx5_opcode_name(e.wqe_opcode);
-    printf("gshmem: PE %d: %s: IBGDA work request to PE %d failed: %s (syndrome 0x%02x, vendor syndrome 0x%02x), opcode %s "
-           "(0x%02x), WQE %u, QP 0x%x\n",
-           gshmemi_dstate.my_pe, routine, pe, gshmemi_mlx5_syndrome_str(e.syndrome, buf), e.syndrome, e.vendor_err_synd,
-           op ? op : "unknown", e.wqe_opcode, e.wqe_counter, e.qpn);
-    __trap();
+    const unsigned bad = __ballot_sync(active, why != GSHMEMI_IBGDA_OK);
+    if (!bad) return;
+    const int src = __ffs(bad) - 1;
+    gshmemi_ibgda_fail(__shfl_sync(active, why, src), (const gshmemi_ibgda_qp_t *)__shfl_sync(active, (unsigned long long)q, src),
+                       __shfl_sync(active, pe, src), __shfl_sync(active, have, src), __shfl_sync(active, want, src),
+                       gshmemi_lanemask_lt() == ((1u << src) - 1u), routine);
 }
 
 /* Reads q's CQ, which is collapsed (the NIC writes every CQE into its one entry, so the entry
  * holds the newest completion): DONE becomes the count of BBs up to the WQE it completes (RC
  * completes a QP's WQEs in order). No lock, consumer index or CQ doorbell record: the last 8
- * bytes of the CQE (WQE counter and owner byte) are read at once, and DONE only grows. */
-GSHMEMI_DEV void gshmemi_ibgda_poll(const gshmemi_ibgda_qp_t *q, int pe, const char *routine)
+ * bytes of the CQE (WQE counter and owner byte) are read at once, and DONE only grows. 1 for an
+ * error CQE. */
+GSHMEMI_DEV int gshmemi_ibgda_poll(const gshmemi_ibgda_qp_t *q)
 {
     const uint64_t tail = *(const volatile uint64_t *)((const char *)q->cq + GSHMEMI_MLX5_CQE_BYTES - 8);
     const uint8_t op_own = (uint8_t)(tail >> 56);
-    if (gshmemi_mlx5_cqe_opcode(op_own) == GSHMEMI_MLX5_CQE_INVALID) return; /* nothing completed yet */
-    if (gshmemi_mlx5_cqe_is_error(op_own)) gshmemi_ibgda_cqe_error(q->cq, pe, routine);
+    if (gshmemi_mlx5_cqe_opcode(op_own) == GSHMEMI_MLX5_CQE_INVALID) return 0; /* nothing completed yet */
+    if (gshmemi_mlx5_cqe_is_error(op_own)) return 1;
     const uint16_t idx = gshmemi_mlx5_be16((uint16_t)(tail >> 32));
     const unsigned long long done = *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE);
     const unsigned long long now =
         gshmemi_ibgda_collapsed_done(done, idx, *(const volatile uint8_t *)&q->bbs[gshmemi_mlx5_sq_slot(idx, q->sq_bbs)]);
     if (now > done) atomicMax(&q->ctr[GSHMEMI_IBGDA_CTR_DONE], now);
+    return 0;
 }
 
-/* Waits (polling the CQ) until the first target WQEs of q have completed. */
-static __device__ __forceinline__ void gshmemi_ibgda_wait_done(const gshmemi_ibgda_qp_t *q, unsigned long long target, int pe,
-                                                           const char *routine)
+/* The lanes of active wait (polling the CQ) until the first target BBs of their QP q have
+ * completed (a lane with target 0 has nothing to wait for). Every wait of this path ends on a
+ * vote of the lanes that called (__activemask at entry), so that no loop ends on one lane's own
+ * value: ptxas keeps such a loop from starving the warp's other lanes with a convergence barrier
+ * and a YIELD in every loop of the calling kernel, the P2P path's copy loops too (put-with-signal
+ * 64 KiB 3 % behind r25, session 31). A lane whose own wait is over keeps spinning with the others,
+ * doing nothing. */
+GSHMEMI_DEV int gshmemi_ibgda_wait_done_why(unsigned active, const gshmemi_ibgda_qp_t *q, unsigned long long target)
 {
     gshmemi_ibgda_waiter_t w = {0, 0};
-    while (*gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) < target) {
-        gshmemi_ibgda_poll(q, pe, routine);
-        if (*gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) >= target) break;
-        if (gshmemi_ibgda_miss(&w))
-            gshmemi_ibgda_timeout(routine, pe, "work requests not completed", *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE), target);
+    int why = GSHMEMI_IBGDA_OK;
+    for (;;) {
+        int waiting = why == GSHMEMI_IBGDA_OK && target && *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) < target;
+        if (waiting && gshmemi_ibgda_poll(q)) why = GSHMEMI_IBGDA_CQE_ERROR;
+        waiting = why == GSHMEMI_IBGDA_OK && target && *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) < target;
+        if (!__any_sync(active, waiting)) break;
+        if (gshmemi_ibgda_miss(&w)) {
+            if (waiting) why = GSHMEMI_IBGDA_NOT_DONE;
+            break;
+        }
     }
+    return why;
 }
-
-/* Reserves the next nbbs SQ slots; returns the 64-bit counter of the first. Back-pressure: a
- * slot is reused only after the BB sq_bbs before it has completed. */
-GSHMEMI_DEV unsigned long long gshmemi_ibgda_reserve(const gshmemi_ibgda_qp_t *q, int pe, const char *routine, unsigned nbbs = 1)
+/* The same, with the report of a failure. */
+GSHMEMI_DEV void gshmemi_ibgda_wait_done(unsigned active, const gshmemi_ibgda_qp_t *q, unsigned long long target, int pe,
+                                         const char *routine)
 {
-    /* DONE is read before the atomic, so the two round trips overlap; it only grows, so a value
-     * read early that suffices still does */
-    const unsigned long long done = *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE);
-    const unsigned long long t = atomicAdd(&q->ctr[GSHMEMI_IBGDA_CTR_RESV], (unsigned long long)nbbs);
-    const unsigned long long needs = gshmemi_ibgda_slot_needs(t + nbbs - 1, q->sq_bbs);
-    if (done < needs) gshmemi_ibgda_wait_done(q, needs, pe, routine);
-    return t;
+    const int why = gshmemi_ibgda_wait_done_why(active, q, target);
+    gshmemi_ibgda_check(active, why, q, pe, target ? *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) : 0, target, routine);
 }
 
 GSHMEMI_DEV void *gshmemi_ibgda_wqe(const gshmemi_ibgda_qp_t *q, unsigned long long t)
@@ -159,68 +186,88 @@ GSHMEMI_DEV void *gshmemi_ibgda_wqe(const gshmemi_ibgda_qp_t *q, unsigned long l
     return (char *)q->sq + (size_t)gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs) * GSHMEMI_MLX5_SEND_WQE_BB;
 }
 
-/* Hands the WQEs [t, t + nbbs) (written, their BB counts stored) to the NIC: once every earlier
- * WQE is handed over, the send doorbell record covers them, then the doorbell carries the first 8
- * bytes of the last one (as mlx5 rings). The two fences keep the NIC from seeing the record before
- * the WQEs, or the doorbell before the record. They are GPU-scope: the SQ and the record are in GPU
- * memory, which the NIC reads through the GPU's L2, where those fences order the writes; a
- * system-scope fence would also wait for the doorbell's PCIe write, and cost 1.5 us of the 4.7 us a
- * WQE took on an H100 (null NIC, one thread). Whether a ConnectX sees that order is listed as
- * unverified (README, IBGDA). No doorbell (GSHMEM_IBGDA_DOORBELL=cpu): the record is in host
- * memory, where a host thread sees it advance and rings. */
-static __device__ __forceinline__ void gshmemi_ibgda_ring(const gshmemi_ibgda_qp_t *q, unsigned long long t, unsigned long long last,
-                                                      unsigned nbbs, int pe, const char *routine)
-{
-    volatile unsigned long long *posted = gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_POSTED);
-    gshmemi_ibgda_waiter_t w = {0, 0};
-    const uint64_t bell = *(const volatile uint64_t *)gshmemi_ibgda_wqe(q, last); /* loaded early: overlaps the fence */
-    __threadfence();
-    while (*posted != t)
-        if (gshmemi_ibgda_miss(&w)) gshmemi_ibgda_timeout(routine, pe, "an earlier work request was never posted", *posted, t);
-    ((volatile uint32_t *)q->sq_dbrec)[GSHMEMI_MLX5_DBR_SND] = gshmemi_mlx5_sq_dbrec((uint16_t)(t + nbbs));
-    __threadfence();
-    /* no fence after the doorbell: it would wait for the doorbell's PCIe write before the next
-     * ringer may go (two warps posting to one QP: 4.8-5.1 -> 6.7-10.4 M WQEs/s, null NIC, H100);
-     * doorbells of two ringers may then reach the NIC out of order, each naming a WQE the record
-     * already covers */
-    if (q->db) *q->db = bell;
-    *posted = t + nbbs;
-}
-
-/* The lanes of a warp that post one-BB WQEs to the same QP together share one reservation and one
- * ring (NVSHMEM-style warp aggregation): the first of them reserves n slots with one atomic and,
- * once every lane has written its WQE, rings once for all n. A thread alone is a group of one. */
+/* The lanes of a warp that post to the same QP together share one reservation and one ring
+ * (NVSHMEM-style warp aggregation): the first of them reserves the group's slots with one atomic
+ * and, once every lane has written its WQE, rings once for all. A thread alone is a group of one.
+ * Lanes that post nothing this time (q NULL) join the waits only. */
 typedef struct gshmemi_ibgda_grp {
-    unsigned long long t; /* this lane's WQE */
-    unsigned long long base;
-    unsigned peers;       /* the group's lanes */
-    unsigned n, rank;
+    unsigned active;         /* the lanes that called */
+    unsigned peers, rank;    /* the lanes of this QP, this lane's rank among them */
+    unsigned long long t;    /* this lane's WQE */
+    unsigned long long base; /* the group's first BB */
+    unsigned long long end;  /* one past its last BB */
+    unsigned long long last; /* its last WQE */
 } gshmemi_ibgda_grp_t;
 
-GSHMEMI_DEV gshmemi_ibgda_grp_t gshmemi_ibgda_reserve1(const gshmemi_ibgda_qp_t *q, int pe, const char *routine)
+/* Reserves nbbs (1 or 2) SQ slots on q for each lane of active that posts (q not NULL). Back-
+ * pressure: a slot is reused only after the BB sq_bbs before it has completed. */
+GSHMEMI_DEV gshmemi_ibgda_grp_t gshmemi_ibgda_reserve(unsigned active, const gshmemi_ibgda_qp_t *q, unsigned nbbs, int pe,
+                                                      const char *routine)
 {
     gshmemi_ibgda_grp_t g;
-    unsigned lt;
-    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
-    g.peers = __match_any_sync(__activemask(), (unsigned long long)(uintptr_t)q);
-    g.n = __popc(g.peers);
+    const unsigned lt = gshmemi_lanemask_lt();
+    g.active = active;
+    g.peers = __match_any_sync(active, (unsigned long long)(uintptr_t)q);
+    const unsigned twos = __ballot_sync(active, nbbs == 2) & g.peers, top = 31 - __clz(g.peers);
+    const unsigned total = q ? __popc(g.peers) + __popc(twos) : 0;
     g.rank = __popc(g.peers & lt);
+    /* DONE is read before the atomic, so the two round trips overlap; it only grows, so a value
+     * read early that suffices still does */
+    const unsigned long long done = q ? *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE) : 0;
     unsigned long long base = 0;
-    const unsigned long long done = *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_DONE); /* before the atomic, as in reserve */
-    if (g.rank == 0) base = atomicAdd(&q->ctr[GSHMEMI_IBGDA_CTR_RESV], (unsigned long long)g.n);
-    g.base = __shfl_sync(g.peers, base, __ffs(g.peers) - 1);
-    g.t = g.base + g.rank;
-    const unsigned long long needs = gshmemi_ibgda_slot_needs(g.t, q->sq_bbs);
-    if (done < needs) gshmemi_ibgda_wait_done(q, needs, pe, routine);
+    if (q && g.rank == 0) base = atomicAdd(&q->ctr[GSHMEMI_IBGDA_CTR_RESV], (unsigned long long)total);
+    g.base = __shfl_sync(active, base, __ffs(g.peers) - 1);
+    g.t = g.base + g.rank + __popc(twos & lt);
+    g.end = g.base + total;
+    g.last = g.end - ((twos >> top) & 1u) - 1;
+    const unsigned long long needs = q ? gshmemi_ibgda_slot_needs(g.end - 1, q->sq_bbs) : 0;
+    gshmemi_ibgda_wait_done(active, q, done < needs ? needs : 0, pe, routine);
     return g;
 }
 
-/* This lane's WQE is written: the group's first lane rings for all of it. */
-GSHMEMI_DEV void gshmemi_ibgda_ring1(const gshmemi_ibgda_qp_t *q, const gshmemi_ibgda_grp_t &g, int pe, const char *routine)
+/* Hands each group's WQEs (written, this lane's nbbs BBs from g.t) to the NIC: once every earlier
+ * WQE of the QP is handed over, the send doorbell record covers them, then the doorbell carries
+ * the first 8 bytes of the last one (as mlx5 rings). The two fences keep the NIC from seeing the
+ * record before the WQEs, or the doorbell before the record. They are GPU-scope: the SQ and the
+ * record are in GPU memory, which the NIC reads through the GPU's L2, where those fences order the
+ * writes; a system-scope fence would also wait for the doorbell's PCIe write, and cost 1.5 us of
+ * the 4.7 us a WQE took on an H100 (null NIC, one thread). Whether a ConnectX sees that order is
+ * listed as unverified (README, IBGDA). No doorbell (GSHMEM_IBGDA_DOORBELL=cpu): the record is in
+ * host memory, where a host thread sees it advance and rings. A group rings inside the loop that
+ * waits for its turn, so that a group waiting on another group of its warp never holds up that
+ * one's ring. */
+GSHMEMI_DEV void gshmemi_ibgda_post(const gshmemi_ibgda_qp_t *q, const gshmemi_ibgda_grp_t &g, unsigned nbbs, int pe,
+                                    const char *routine)
 {
-    *(volatile uint8_t *)&q->bbs[gshmemi_mlx5_sq_slot((uint16_t)g.t, q->sq_bbs)] = 1;
-    __syncwarp(g.peers); /* every lane's WQE and BB count before the ring */
-    if (g.rank == 0) gshmemi_ibgda_ring(q, g.base, g.base + g.n - 1, g.n, pe, routine);
+    if (q) *(volatile uint8_t *)&q->bbs[gshmemi_mlx5_sq_slot((uint16_t)g.t, q->sq_bbs)] = (uint8_t)nbbs;
+    __syncwarp(g.active); /* every lane's WQE and BB count before the ring */
+    volatile unsigned long long *posted = q ? gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_POSTED) : (unsigned long long *)0;
+    const uint64_t bell = q && g.rank == 0 ? *(const volatile uint64_t *)gshmemi_ibgda_wqe(q, g.last) : 0; /* early: overlaps the fence */
+    __threadfence();
+    gshmemi_ibgda_waiter_t w = {0, 0};
+    int rung = !q, why = GSHMEMI_IBGDA_OK;
+    for (;;) {
+        const unsigned long long p = rung ? 0 : *posted;
+        if (!rung && g.rank == 0 && p == g.base) {
+            ((volatile uint32_t *)q->sq_dbrec)[GSHMEMI_MLX5_DBR_SND] = gshmemi_mlx5_sq_dbrec((uint16_t)g.end);
+            __threadfence();
+            /* no fence after the doorbell: it would wait for the doorbell's PCIe write before the
+             * next ringer may go (two warps posting to one QP: 4.8-5.1 -> 6.7-10.4 M WQEs/s, null
+             * NIC, H100); doorbells of two ringers may then reach the NIC out of order, each naming
+             * a WQE the record already covers */
+            if (q->db) *q->db = bell;
+            *posted = g.end;
+            rung = 1;
+        } else if (!rung && p >= g.end) { /* the group's first lane has rung */
+            rung = 1;
+        }
+        if (!__any_sync(g.active, !rung)) break;
+        if (gshmemi_ibgda_miss(&w)) {
+            if (!rung) why = GSHMEMI_IBGDA_NOT_POSTED;
+            break;
+        }
+    }
+    gshmemi_ibgda_check(g.active, why, q, pe, posted ? *posted : 0, g.base, routine);
 }
 
 GSHMEMI_DEV uint64_t gshmemi_ibgda_offset(const void *sym) { return (uint64_t)((const char *)sym - gshmemi_dstate.heap_base); }
@@ -233,39 +280,42 @@ GSHMEMI_DEV uint32_t gshmemi_ibgda_lkey(const gshmemi_ibgda_qp_t *q, const void 
 }
 
 /* Contiguous put (RDMA WRITE) or get (RDMA READ) of n bytes by one thread; blocking: returns once
- * the source may be reused (put) or the data is here (get). */
+ * the source may be reused (put) or the data is here (get). A lane posts one WQE a turn, while
+ * any calling lane has bytes left (a message over 1 GiB takes several). */
 static __device__ __forceinline__ void gshmemi_ibgda_rma(int is_put, void *dest, const void *src, size_t n, int pe, int blocking,
                                                      const char *routine)
 {
     const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
+    const unsigned active = __activemask();
     const char *sym = (const char *)(is_put ? (const void *)dest : src);
     char *loc = (char *)(is_put ? src : (const void *)dest);
-    unsigned long long last = 0;
-    if (n == 0) return;
-    while (n) {
+    unsigned long long end = 0;
+    while (__any_sync(active, n != 0)) {
         const uint32_t len = n > GSHMEMI_IBGDA_MAX_MSG ? GSHMEMI_IBGDA_MAX_MSG : (uint32_t)n;
-        const gshmemi_ibgda_grp_t g = gshmemi_ibgda_reserve1(q, pe, routine);
-        const uint64_t raddr = q->raddr + gshmemi_ibgda_offset(sym);
-        gshmemi_mlx5_wqe_rdma(gshmemi_ibgda_wqe(q, g.t), (uint16_t)g.t,
-                              is_put ? GSHMEMI_MLX5_OPCODE_RDMA_WRITE : GSHMEMI_MLX5_OPCODE_RDMA_READ, q->qpn,
-                              GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE, raddr, q->rkey, (uint64_t)(uintptr_t)loc, gshmemi_ibgda_lkey(q, loc), len);
-        gshmemi_ibgda_ring1(q, g, pe, routine);
-        last = g.t;
+        const gshmemi_ibgda_qp_t *qn = len ? q : (const gshmemi_ibgda_qp_t *)0;
+        const gshmemi_ibgda_grp_t g = gshmemi_ibgda_reserve(active, qn, 1, pe, routine);
+        if (len)
+            gshmemi_mlx5_wqe_rdma(gshmemi_ibgda_wqe(q, g.t), (uint16_t)g.t,
+                                  is_put ? GSHMEMI_MLX5_OPCODE_RDMA_WRITE : GSHMEMI_MLX5_OPCODE_RDMA_READ, q->qpn,
+                                  GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE, q->raddr + gshmemi_ibgda_offset(sym), q->rkey,
+                                  (uint64_t)(uintptr_t)loc, gshmemi_ibgda_lkey(q, loc), len);
+        gshmemi_ibgda_post(qn, g, 1, pe, routine);
+        if (len) end = g.end;
         sym += len;
         loc += len;
         n -= len;
     }
-    if (blocking) gshmemi_ibgda_wait_done(q, last + 1, pe, routine);
+    if (blocking) gshmemi_ibgda_wait_done(active, q, end, pe, routine);
 }
 
 /* A value of width (1, 2, 4 or 8) bytes stored at sym on pe: an inline RDMA WRITE. */
 static __device__ __noinline__ void gshmemi_ibgda_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
 {
     const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
-    const gshmemi_ibgda_grp_t g = gshmemi_ibgda_reserve1(q, pe, routine);
+    const gshmemi_ibgda_grp_t g = gshmemi_ibgda_reserve(__activemask(), q, 1, pe, routine);
     gshmemi_mlx5_wqe_put_inline(gshmemi_ibgda_wqe(q, g.t), (uint16_t)g.t, q->qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE,
                                 q->raddr + gshmemi_ibgda_offset(sym), q->rkey, &bits, (uint32_t)width);
-    gshmemi_ibgda_ring1(q, g, pe, routine);
+    gshmemi_ibgda_post(q, g, 1, pe, routine);
 }
 
 /* The width-byte value at sym on pe: an RDMA READ into the result word of its slot. The word is
@@ -273,13 +323,13 @@ static __device__ __noinline__ void gshmemi_ibgda_p(void *sym, uint64_t bits, si
 static __device__ __noinline__ uint64_t gshmemi_ibgda_g(const void *sym, size_t width, int pe, const char *routine)
 {
     const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
-    const gshmemi_ibgda_grp_t g = gshmemi_ibgda_reserve1(q, pe, routine);
+    const gshmemi_ibgda_grp_t g = gshmemi_ibgda_reserve(__activemask(), q, 1, pe, routine);
     volatile uint64_t *word = q->result + gshmemi_mlx5_sq_slot((uint16_t)g.t, q->sq_bbs);
     *word = 0; /* the READ fills the low width bytes */
     gshmemi_mlx5_wqe_get(gshmemi_ibgda_wqe(q, g.t), (uint16_t)g.t, q->qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE,
                          q->raddr + gshmemi_ibgda_offset(sym), q->rkey, (uint64_t)(uintptr_t)word, q->result_lkey, (uint32_t)width);
-    gshmemi_ibgda_ring1(q, g, pe, routine);
-    gshmemi_ibgda_wait_done(q, g.t + 1, pe, routine);
+    gshmemi_ibgda_post(q, g, 1, pe, routine);
+    gshmemi_ibgda_wait_done(g.active, q, g.t + 1, pe, routine);
     return *word;
 }
 
@@ -290,8 +340,10 @@ static __device__ __noinline__ uint64_t gshmemi_ibgda_g(const void *sym, size_t 
 static __device__ __forceinline__ void gshmemi_ibgda_quiet(const char *routine)
 {
     const gshmemi_ibgda_qp_t *recs = gshmemi_dstate.ibgda;
-    const unsigned nqp = gshmemi_dstate.ibgda_nqp, n = (unsigned)gshmemi_dstate.n_pes * nqp;
-    for (unsigned i0 = 0; i0 < n; i0 += GSHMEMI_IBGDA_QUIET_BATCH) {
+    const unsigned nqp = gshmemi_dstate.ibgda_nqp, n = (unsigned)gshmemi_dstate.n_pes * nqp, active = __activemask();
+    unsigned bad = n; /* the record whose wait failed, reported after the loop (no call inside one) */
+    int why = GSHMEMI_IBGDA_OK;
+    for (unsigned i0 = 0; i0 < n && bad == n; i0 += GSHMEMI_IBGDA_QUIET_BATCH) {
         unsigned long long resv[GSHMEMI_IBGDA_QUIET_BATCH], done[GSHMEMI_IBGDA_QUIET_BATCH];
 #pragma unroll
         for (int k = 0; k < GSHMEMI_IBGDA_QUIET_BATCH; k++) {
@@ -301,8 +353,14 @@ static __device__ __forceinline__ void gshmemi_ibgda_quiet(const char *routine)
         }
 #pragma unroll
         for (int k = 0; k < GSHMEMI_IBGDA_QUIET_BATCH; k++)
-            if (done[k] < resv[k]) gshmemi_ibgda_wait_done(&recs[i0 + k], resv[k], (int)((i0 + k) / nqp), routine);
+            if (bad == n && __any_sync(active, done[k] < resv[k])) {
+                why = gshmemi_ibgda_wait_done_why(active, &recs[i0 + k], done[k] < resv[k] ? resv[k] : 0);
+                if (__any_sync(active, why != GSHMEMI_IBGDA_OK)) bad = i0 + k;
+            }
     }
+    if (bad < n)
+        gshmemi_ibgda_check(active, why, &recs[bad], (int)(bad / nqp), *gshmemi_ibgda_ctr(&recs[bad], GSHMEMI_IBGDA_CTR_DONE),
+                            *gshmemi_ibgda_ctr(&recs[bad], GSHMEMI_IBGDA_CTR_RESV), routine);
 }
 
 /* fence: a quiet (RC keeps a QP's writes in order, but not reads and atomics after writes without
@@ -340,7 +398,8 @@ static __device__ __forceinline__ uint64_t gshmemi_ibgda_amo(int op, void *sym, 
     }
     /* only the 8-byte masked compare-swap takes two BBs */
     const unsigned nbbs = size == 8 && bit && bit != GSHMEMI_MLX5_BIT_XOR ? 2 : 1;
-    const unsigned long long t = gshmemi_ibgda_reserve(q, pe, routine, nbbs);
+    const gshmemi_ibgda_grp_t g = gshmemi_ibgda_reserve(__activemask(), q, nbbs, pe, routine);
+    const unsigned long long t = g.t;
     uint64_t *word = q->result + gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs);
     const uint64_t raddr = q->raddr + gshmemi_ibgda_offset(sym), laddr = (uint64_t)(uintptr_t)word;
     const uint8_t ce = GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE;
@@ -354,14 +413,16 @@ static __device__ __forceinline__ uint64_t gshmemi_ibgda_amo(int op, void *sym, 
         ds = gshmemi_mlx5_wqe_fetch_add(wqe, (uint16_t)t, q->qpn, ce, raddr, q->rkey, laddr, q->result_lkey, size,
                                         op == GSHMEMI_AMO_FETCH ? 0 : value);
     if (ds == 0 || gshmemi_mlx5_wqe_bbs(ds) != nbbs) gshmemi_ibgda_unsupported("an atomic of this width", pe, routine);
-    for (unsigned b = 0; b < nbbs; b++) {
+#pragma unroll
+    for (unsigned b = 0; b < 2; b++) {
+        if (b == nbbs) break;
         uint4 *slot = (uint4 *)gshmemi_ibgda_wqe(q, t + b);
+#pragma unroll
         for (unsigned i = 0; i < GSHMEMI_MLX5_SEND_WQE_BB / sizeof(uint4); i++) slot[i] = wqe[b * 4 + i];
     }
-    *(volatile uint8_t *)&q->bbs[gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs)] = (uint8_t)nbbs;
-    gshmemi_ibgda_ring(q, t, t, nbbs, pe, routine);
+    gshmemi_ibgda_post(q, g, nbbs, pe, routine);
+    gshmemi_ibgda_wait_done(g.active, q, fetch ? t + nbbs : 0, pe, routine);
     if (!fetch) return 0;
-    gshmemi_ibgda_wait_done(q, t + nbbs, pe, routine);
     const uint64_t old = *(volatile uint64_t *)word;
     return size == 4 ? (uint32_t)old : old;
 }
@@ -374,9 +435,9 @@ static __device__ __forceinline__ void gshmemi_ibgda_put_signal(void *dest, cons
     if (n) gshmemi_ibgda_rma(1, dest, src, n, pe, 0, routine);
     if (sig_op == 1 /* SHMEM_SIGNAL_ADD */) (void)gshmemi_ibgda_amo(GSHMEMI_AMO_ADD, sig, signal, 0, sizeof(uint64_t), pe, 0, routine);
     else gshmemi_ibgda_p(sig, signal, sizeof(uint64_t), pe, routine);
-    if (blocking) { /* the QP both went to (this thread's) */
+    if (blocking) { /* the QP both went to (this thread's), up to what it has rung */
         const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp(pe);
-        gshmemi_ibgda_wait_done(q, *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_POSTED), pe, routine);
+        gshmemi_ibgda_wait_done(__activemask(), q, *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_POSTED), pe, routine);
     }
 }
 

@@ -143,6 +143,22 @@ GSHMEMI_DEV unsigned gshmemi_scope_size(int scope)
     if (scope == GSHMEMI_SCOPE_WARP) return 32;
     return blockDim.x * blockDim.y * blockDim.z;
 }
+/* Lanes of a warp (mask, e.g. __activemask()): the mask, this lane's rank among them, their count. */
+typedef struct gshmemi_lanes {
+    unsigned mask, rank, n;
+} gshmemi_lanes_t;
+/* The lanes of this warp below this one. */
+GSHMEMI_DEV unsigned gshmemi_lanemask_lt(void)
+{
+    unsigned lt;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
+    return lt;
+}
+GSHMEMI_DEV gshmemi_lanes_t gshmemi_lanes_of(unsigned mask)
+{
+    return {mask, (unsigned)__popc(mask & gshmemi_lanemask_lt()), (unsigned)__popc(mask)};
+}
+
 /* This CTA's index in its grid, counted across every grid dimension. */
 GSHMEMI_DEV unsigned gshmemi_cta_index(void) { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
 GSHMEMI_DEV void gshmemi_scope_sync(int scope)

@@ -36,40 +36,67 @@ GSHMEMI_DEV uint64_t gshmemi_sym_offset(const void *sym) { return (uint64_t)((co
 /* Some PE is reached remotely: through the proxy, or IBGDA. */
 GSHMEMI_DEV int gshmemi_proxy_on(void) { return gshmemi_dstate.proxy.size != 0 || gshmemi_dstate.ibgda != 0; }
 
-GSHMEMI_DEV_REPORT void gshmemi_proxy_fail(int status, const char *routine, int pe, unsigned long long ticket)
+GSHMEMI_DEV_REPORT void gshmemi_proxy_fail(int status, const char *routine, int pe, unsigned long long ticket, int say = 1)
 {
     const char *what = status == GSHMEMI_FIFO_FAILED    ? "the host proxy failed a request (its log says which, to which PE, and why)"
                        : status == GSHMEMI_FIFO_TIMEOUT ? "the host proxy did not answer within GSHMEM_DEVICE_WAIT_TIMEOUT"
-                                                        : "a result slot of the host proxy was reused before it was read";
-    printf("gshmem: PE %d: %s: %s (request %llu, PE %d)\n", gshmemi_dstate.my_pe, routine, what, ticket, pe);
+                       : status == GSHMEMI_FIFO_LOST    ? "a result slot of the host proxy was reused before it was read"
+                                                        : "the host proxy completed a fetching request without its result";
+    printf(say ? "gshmem: PE %d: %s: %s (request %llu, PE %d)\n" : "", gshmemi_dstate.my_pe, routine, what, ticket, pe);
     __trap();
 }
 
-/* Posts one request; returns its ticket. */
-static __device__ __forceinline__ uint64_t gshmemi_proxy_post(int op, int pe, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
-                                                           uint64_t a5, uint64_t a6, const char *routine)
+/* The tickets of a posting lane: its own, and the last of its group. The lanes of a warp that
+ * post together (a thread alone is a group of one) take their tickets with one atomic, and every
+ * wait of this path is on a count the whole group shares: the free slots for all of them, the
+ * completion of the group's last request. A wait on a lane's own ticket is one that ptxas must
+ * keep from starving the warp's other lanes, and it then gives every loop of the calling kernel a
+ * convergence barrier and a YIELD, the P2P path's copy loops too (put_signal_latency 64 KiB 3 %
+ * behind r25, session 31); a value shuffled from one lane it takes as the group's. */
+typedef struct gshmemi_proxy_tickets {
+    uint64_t mine, last;
+    unsigned lanes; /* the group */
+} gshmemi_proxy_tickets_t;
+
+/* Posts one request per calling lane. */
+static __device__ __forceinline__ gshmemi_proxy_tickets_t gshmemi_proxy_post(int op, int pe, uint64_t a1, uint64_t a2, uint64_t a3,
+                                                                         uint64_t a4, uint64_t a5, uint64_t a6,
+                                                                         const char *routine)
 {
     const gshmemi_proxy_fifo_t *f = &gshmemi_dstate.proxy;
-    uint64_t t = 0, arg[GSHMEMI_PROXY_ARGS] = {gshmemi_proxy_op_word(op, pe), a1, a2, a3, a4, a5, a6};
-    int st = gshmemi_fifo_reserve(f, 1, &t);
-    if (st != GSHMEMI_FIFO_OK) gshmemi_proxy_fail(st, routine, pe, t);
-    gshmemi_fifo_publish(f, t, arg);
-    return t;
+    const uint64_t arg[GSHMEMI_PROXY_ARGS] = {gshmemi_proxy_op_word(op, pe), a1, a2, a3, a4, a5, a6};
+    const gshmemi_lanes_t g = gshmemi_lanes_of(__activemask());
+    unsigned long long base = 0;
+    /* relaxed is enough: the ticket orders nothing, the slot's seq publishes */
+    if (g.rank == 0) base = atomicAdd((unsigned long long *)f->tail, (unsigned long long)g.n);
+    base = __shfl_sync(g.mask, base, __ffs(g.mask) - 1);
+    const int st = gshmemi_fifo_wait_free(f, base, g.n); /* n <= 32 <= size (GSHMEM_PROXY_FIFO_SLOTS >= 64) */
+    if (st != GSHMEMI_FIFO_OK) gshmemi_proxy_fail(st, routine, pe, base + g.rank);
+    gshmemi_fifo_publish(f, base + g.rank, arg);
+    return {base + g.rank, base + g.n - 1, g.mask};
 }
 
-/* Waits until request t (and every earlier one) is complete. */
-static __device__ __forceinline__ void gshmemi_proxy_wait(uint64_t t, int pe, const char *routine)
+/* Waits until the group's requests (and every earlier one) are complete. */
+static __device__ __forceinline__ void gshmemi_proxy_wait(gshmemi_proxy_tickets_t t, int pe, const char *routine)
 {
-    int st = gshmemi_fifo_wait_done(&gshmemi_dstate.proxy, t);
-    if (st != GSHMEMI_FIFO_OK) gshmemi_proxy_fail(st, routine, pe, t);
+    int st = gshmemi_fifo_wait_done(&gshmemi_dstate.proxy, t.last);
+    if (st != GSHMEMI_FIFO_OK) gshmemi_proxy_fail(st, routine, pe, t.mine);
 }
 
-/* Waits for the result of request t (a fetching atomic, a g). */
-static __device__ __forceinline__ uint64_t gshmemi_proxy_result(uint64_t t, int pe, const char *routine)
+/* The result of this lane's request (a fetching atomic, a g), once the group's are complete. */
+static __device__ __forceinline__ uint64_t gshmemi_proxy_result(gshmemi_proxy_tickets_t t, int pe, const char *routine)
 {
     uint64_t v = 0;
-    int st = gshmemi_fifo_wait_ret(&gshmemi_dstate.proxy, t, &v);
-    if (st != GSHMEMI_FIFO_OK) gshmemi_proxy_fail(st, routine, pe, t);
+    gshmemi_proxy_wait(t, pe, routine);
+    const int st = gshmemi_fifo_read_ret(&gshmemi_dstate.proxy, t.mine, &v);
+    /* one lane's failure, reported by the group and printed once: no call under a test of one
+     * lane's value (see gshmemi_proxy_tickets_t) */
+    const unsigned bad = __ballot_sync(t.lanes, st != GSHMEMI_FIFO_OK);
+    if (bad) {
+        const int src = __ffs(bad) - 1;
+        gshmemi_proxy_fail(__shfl_sync(t.lanes, st, src), routine, pe, __shfl_sync(t.lanes, t.mine, src),
+                           gshmemi_lanemask_lt() == (1u << src) - 1u);
+    }
     return v;
 }
 
@@ -82,7 +109,7 @@ static __device__ __noinline__ void gshmemi_proxy_quiet(const char *routine)
     if (f->size == 0) return;
     const uint64_t posted = *(volatile uint64_t *)f->tail; /* tickets handed out so far */
     if (posted == 0 || *f->done >= posted) return;
-    uint64_t t = gshmemi_proxy_post(GSHMEMI_PROXY_QUIET, gshmemi_dstate.my_pe, 0, 0, 0, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
+    const gshmemi_proxy_tickets_t t = gshmemi_proxy_post(GSHMEMI_PROXY_QUIET, gshmemi_dstate.my_pe, 0, 0, 0, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
     gshmemi_proxy_wait(t, gshmemi_dstate.my_pe, routine);
 }
 
@@ -96,10 +123,19 @@ static __device__ __noinline__ void gshmemi_proxy_rma(int op, void *dest, const 
         return;
     }
     const unsigned flags = blocking ? GSHMEMI_PROXY_F_WAIT : 0;
-    uint64_t t = op == GSHMEMI_PROXY_PUT
+    const gshmemi_proxy_tickets_t t = op == GSHMEMI_PROXY_PUT
                      ? gshmemi_proxy_post(op, pe, gshmemi_sym_offset(dest), (uint64_t)(uintptr_t)src, n, flags, 0, 0, routine)
                      : gshmemi_proxy_post(op, pe, gshmemi_sym_offset(src), (uint64_t)(uintptr_t)dest, n, flags, 0, 0, routine);
     if (blocking) gshmemi_proxy_wait(t, pe, routine);
+}
+
+/* The same for a group, called by all of it: one thread posts between the group's syncs. */
+static __device__ __noinline__ void gshmemi_proxy_rma_scope(int op, void *dest, const void *src, size_t n, int pe, int blocking,
+                                                           int scope, const char *routine)
+{
+    gshmemi_scope_sync(scope);
+    if (gshmemi_scope_tid(scope) == 0) gshmemi_proxy_rma(op, dest, src, n, pe, blocking, routine);
+    gshmemi_scope_sync(scope);
 }
 
 /* A value of width bytes stored at sym on pe (shmem_TYPE_p). */
@@ -116,7 +152,7 @@ static __device__ __noinline__ void gshmemi_proxy_p(void *sym, uint64_t bits, si
 static __device__ __noinline__ uint64_t gshmemi_proxy_g(const void *sym, size_t width, int pe, const char *routine)
 {
     if (gshmemi_dstate.ibgda) return gshmemi_ibgda_g(sym, width, pe, routine);
-    uint64_t t = gshmemi_proxy_post(GSHMEMI_PROXY_GET, pe, gshmemi_sym_offset(sym), 0, width, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
+    const gshmemi_proxy_tickets_t t = gshmemi_proxy_post(GSHMEMI_PROXY_GET, pe, gshmemi_sym_offset(sym), 0, width, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
     return gshmemi_proxy_result(t, pe, routine);
 }
 
@@ -132,7 +168,7 @@ static __device__ __noinline__ uint64_t gshmemi_proxy_amo(int op, void *sym, uin
 {
     const int fetch = gshmemi_amo_fetches(op);
     if (gshmemi_dstate.ibgda) return gshmemi_ibgda_amo(op, sym, value, cond, width, pe, fetch, routine);
-    uint64_t t = gshmemi_proxy_post(GSHMEMI_PROXY_AMO, pe, gshmemi_sym_offset(sym), value, cond,
+    const gshmemi_proxy_tickets_t t = gshmemi_proxy_post(GSHMEMI_PROXY_AMO, pe, gshmemi_sym_offset(sym), value, cond,
                                     (uint64_t)op | (uint64_t)width << 8, fetch ? GSHMEMI_PROXY_F_WAIT : 0, 0, routine);
     return fetch ? gshmemi_proxy_result(t, pe, routine) : 0;
 }
@@ -146,10 +182,21 @@ static __device__ __noinline__ void gshmemi_proxy_put_signal(void *dest, const v
         gshmemi_ibgda_put_signal(dest, src, n, sig, signal, sig_op, pe, blocking, routine);
         return;
     }
-    uint64_t t = gshmemi_proxy_post(GSHMEMI_PROXY_PUT_SIGNAL, pe, n ? gshmemi_sym_offset(dest) : 0, (uint64_t)(uintptr_t)src, n,
-                                    gshmemi_sym_offset(sig), signal,
-                                    (uint64_t)sig_op | (uint64_t)(blocking ? GSHMEMI_PROXY_F_WAIT : 0) << 8, routine);
+    const gshmemi_proxy_tickets_t t = gshmemi_proxy_post(GSHMEMI_PROXY_PUT_SIGNAL, pe, n ? gshmemi_sym_offset(dest) : 0,
+                                                         (uint64_t)(uintptr_t)src, n, gshmemi_sym_offset(sig), signal,
+                                                         (uint64_t)sig_op | (uint64_t)(blocking ? GSHMEMI_PROXY_F_WAIT : 0) << 8,
+                                                         routine);
     if (blocking) gshmemi_proxy_wait(t, pe, routine);
+}
+
+/* The same for a group, called by all of it: one thread posts between the group's syncs. */
+static __device__ __noinline__ void gshmemi_proxy_put_signal_scope(void *dest, const void *src, size_t n, uint64_t *sig,
+                                                                  uint64_t signal, int sig_op, int pe, int blocking, int scope,
+                                                                  const char *routine)
+{
+    gshmemi_scope_sync(scope);
+    if (gshmemi_scope_tid(scope) == 0) gshmemi_proxy_put_signal(dest, src, n, sig, signal, sig_op, pe, blocking, routine);
+    gshmemi_scope_sync(scope);
 }
 
 /* fence, for the remote transports: IBGDA's is a quiet; the proxy is told (its backends may run

@@ -93,6 +93,7 @@ enum {
     GSHMEMI_FIFO_FAILED = 2,  /* the consumer wrote *error */
     GSHMEMI_FIFO_LOST = 3,    /* the result was overwritten by a later request before it was read */
     GSHMEMI_FIFO_INVALID = 4, /* bad argument (n = 0 or n > size; a bad size or block at init) */
+    GSHMEMI_FIFO_PENDING = 5, /* gshmemi_fifo_read_ret: the result is not written yet */
 };
 
 /* arg[0] = op | (uint64_t)pe << 32 */
@@ -300,38 +301,48 @@ GSHMEMI_HD_INLINE int gshmemi_fifo_wait_done(const gshmemi_proxy_fifo_t *f, uint
     }
 }
 
-/* Waits for the result of a fetching request. Read like a sequence lock: seq (acquire), value
+/* One read of the result of a fetching request, like a sequence lock: seq (acquire), value
  * (acquire), seq again; the value is ours only if seq read ticket + 1 both times. A seq above
  * ticket + 1 (or marked busy for a later ticket) means the slot went to a later request before
- * we read it: LOST, never a wrong value. FAILED / TIMEOUT as in wait_done. */
-GSHMEMI_HD_INLINE int gshmemi_fifo_wait_ret(const gshmemi_proxy_fifo_t *f, uint64_t ticket, uint64_t *value)
+ * we read it: LOST, never a wrong value. PENDING: not written yet, or being written for us. The
+ * consumer writes a result before it completes the request, so after gshmemi_fifo_wait_done
+ * one read suffices (the device's way: its waits are then on the completion count alone). */
+GSHMEMI_HD_INLINE int gshmemi_fifo_read_ret(const gshmemi_proxy_fifo_t *f, uint64_t ticket, uint64_t *value)
 {
     gshmemi_proxy_ret_t *r = &f->ret[ticket & (f->size - 1)];
     const uint64_t mine = ticket + 1;
+#ifdef __CUDA_ARCH__
+    const uint64_t s = gshmemi_fifo_ld_acquire_sys(&r->seq);
+#else
+    const uint64_t s = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
+#endif
+    if (s == mine) {
+#ifdef GSHMEMI_FIFO_TEST_RET_HOOK
+        GSHMEMI_FIFO_TEST_RET_HOOK(f, ticket); /* a test's way into the window between the reads */
+#endif
+#ifdef __CUDA_ARCH__
+        const uint64_t v = gshmemi_fifo_ld_acquire_sys(&r->value);
+        const uint64_t s2 = gshmemi_fifo_ld_relaxed_sys(&r->seq);
+#else
+        const uint64_t v = __atomic_load_n(&r->value, __ATOMIC_ACQUIRE);
+        const uint64_t s2 = __atomic_load_n(&r->seq, __ATOMIC_RELAXED);
+#endif
+        if (s2 != mine) return GSHMEMI_FIFO_LOST;
+        *value = v;
+        return GSHMEMI_FIFO_OK;
+    }
+    /* busy for our own ticket: being written; anything of a later ticket: lost */
+    return (s & ~GSHMEMI_PROXY_RET_BUSY) > mine ? GSHMEMI_FIFO_LOST : GSHMEMI_FIFO_PENDING;
+}
+
+/* Waits for the result of a fetching request (gshmemi_fifo_read_ret until it is not PENDING).
+ * FAILED / TIMEOUT as in wait_done. */
+GSHMEMI_HD_INLINE int gshmemi_fifo_wait_ret(const gshmemi_proxy_fifo_t *f, uint64_t ticket, uint64_t *value)
+{
     gshmemi_fifo_waiter_t w = {0, 0};
     for (;;) {
-#ifdef __CUDA_ARCH__
-        uint64_t s = gshmemi_fifo_ld_acquire_sys(&r->seq);
-#else
-        uint64_t s = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
-#endif
-        if (s == mine) {
-#ifdef GSHMEMI_FIFO_TEST_RET_HOOK
-            GSHMEMI_FIFO_TEST_RET_HOOK(f, ticket); /* a test's way into the window between the reads */
-#endif
-#ifdef __CUDA_ARCH__
-            uint64_t v = gshmemi_fifo_ld_acquire_sys(&r->value);
-            uint64_t s2 = gshmemi_fifo_ld_relaxed_sys(&r->seq);
-#else
-            uint64_t v = __atomic_load_n(&r->value, __ATOMIC_ACQUIRE);
-            uint64_t s2 = __atomic_load_n(&r->seq, __ATOMIC_RELAXED);
-#endif
-            if (s2 != mine) return GSHMEMI_FIFO_LOST;
-            *value = v;
-            return GSHMEMI_FIFO_OK;
-        }
-        /* busy for our own ticket: being written, wait; anything of a later ticket: lost */
-        if ((s & ~GSHMEMI_PROXY_RET_BUSY) > mine) return GSHMEMI_FIFO_LOST;
+        const int st = gshmemi_fifo_read_ret(f, ticket, value);
+        if (st != GSHMEMI_FIFO_PENDING) return st;
         if (gshmemi_fifo_load_error(f)) return GSHMEMI_FIFO_FAILED;
         if (gshmemi_fifo_waiter_miss(f, &w)) return GSHMEMI_FIFO_TIMEOUT;
     }

@@ -27,23 +27,23 @@ GSHMEMI_DEV void gshmemi_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_
 }
 
 /* Over P2P: the group copies, every thread fences its own stores to the system (so the data is
- * out before the barrier, whichever thread wrote it), the group syncs, and one thread signals.
+ * out before the barrier, whichever thread wrote it), the group syncs, and one thread signals. A
+ * thread alone needs no fence: the signal's release orders its own stores before the signal.
  * Remote: one thread posts data and signal as one request, which the proxy executes in order. */
 GSHMEMI_DEV void gshmemi_put_signal_scope(void *dest, const void *src, size_t n, uint64_t *sig_addr, uint64_t signal,
                                           int sig_op, int pe, int scope, int blocking, const char *routine)
 {
     char *base = gshmemi_route(dest, n, pe, routine);
-    unsigned tid = gshmemi_scope_tid(scope);
-    gshmemi_scope_sync(scope);
     if (!base) {
-        if (tid == 0) gshmemi_proxy_put_signal(dest, src, n, sig_addr, signal, sig_op, pe, blocking, routine);
-        gshmemi_scope_sync(scope);
+        gshmemi_proxy_put_signal_scope(dest, src, n, sig_addr, signal, sig_op, pe, blocking, scope, routine);
         return;
     }
+    unsigned tid = gshmemi_scope_tid(scope);
+    gshmemi_scope_sync(scope);
     gshmemi_check_sym(sig_addr, sizeof(uint64_t), pe, routine);
     void *sig_peer = gshmemi_at(base, sig_addr);
     if (n) gshmemi_copy(gshmemi_at(base, dest), src, n, tid, gshmemi_scope_size(scope));
-    __threadfence_system();
+    if (scope != GSHMEMI_SCOPE_THREAD) __threadfence_system();
     gshmemi_scope_sync(scope);
     if (tid == 0) gshmemi_signal_update(sig_peer, signal, sig_op);
 }

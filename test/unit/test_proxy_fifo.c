@@ -368,10 +368,15 @@ static void test_ret(void)
     CHECK(gshmemi_fifo_wait_ret(&f, 4 + size, &v) == GSHMEMI_FIFO_OK && v == 4242, "wait_ret(12)");
     /* not yet written: TIMEOUT, and an older lap's value is not taken for ours */
     CHECK(gshmemi_fifo_wait_ret(&f, 2 + 2 * size, &v) == GSHMEMI_FIFO_TIMEOUT, "wait_ret of an unwritten result");
+    /* one read (the device's, after the completion count): PENDING at once, not a wait */
+    CHECK(gshmemi_fifo_read_ret(&f, 2 + 2 * size, &v) == GSHMEMI_FIFO_PENDING, "read_ret of an unwritten result");
+    CHECK(gshmemi_fifo_read_ret(&f, 2 + size, &v) == GSHMEMI_FIFO_OK && v == 5678, "read_ret(10): %llu", (unsigned long long)v);
+    CHECK(gshmemi_fifo_read_ret(&f, 2, &v) == GSHMEMI_FIFO_LOST, "read_ret(2) after reuse");
     /* being written for our ticket: wait; being written for a later one: LOST */
     f.ret[5].seq = (5 + 1) | GSHMEMI_PROXY_RET_BUSY;
     f.ret[5].value = 99;
     CHECK(gshmemi_fifo_wait_ret(&f, 5, &v) == GSHMEMI_FIFO_TIMEOUT, "a result still being written was read");
+    CHECK(gshmemi_fifo_read_ret(&f, 5, &v) == GSHMEMI_FIFO_PENDING, "read_ret of a result being written");
     f.ret[5].seq = (5 + size + 1) | GSHMEMI_PROXY_RET_BUSY;
     CHECK(gshmemi_fifo_wait_ret(&f, 5, &v) == GSHMEMI_FIFO_LOST, "slot being rewritten by a later ticket");
 
