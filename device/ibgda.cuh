@@ -242,7 +242,8 @@ GSHMEMI_DEV void gshmemi_ibgda_post(const gshmemi_ibgda_qp_t *q, const gshmemi_i
     if (q) *(volatile uint8_t *)&q->bbs[gshmemi_mlx5_sq_slot((uint16_t)g.t, q->sq_bbs)] = (uint8_t)nbbs;
     __syncwarp(g.active); /* every lane's WQE and BB count before the ring */
     volatile unsigned long long *posted = q ? gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_POSTED) : (unsigned long long *)0;
-    const uint64_t bell = q && g.rank == 0 ? *(const volatile uint64_t *)gshmemi_ibgda_wqe(q, g.last) : 0; /* early: overlaps the fence */
+    /* loaded early: overlaps the fence */
+    const uint64_t bell = q && g.rank == 0 ? *(const volatile uint64_t *)gshmemi_ibgda_wqe(q, g.last) : 0;
     __threadfence();
     gshmemi_ibgda_waiter_t w = {0, 0};
     int rung = !q, why = GSHMEMI_IBGDA_OK;

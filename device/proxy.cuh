@@ -66,11 +66,14 @@ static __device__ __forceinline__ gshmemi_proxy_tickets_t gshmemi_proxy_post(int
     const gshmemi_proxy_fifo_t *f = &gshmemi_dstate.proxy;
     const uint64_t arg[GSHMEMI_PROXY_ARGS] = {gshmemi_proxy_op_word(op, pe), a1, a2, a3, a4, a5, a6};
     const gshmemi_lanes_t g = gshmemi_lanes_of(__activemask());
+    /* read before the tickets are taken: after the shuffle it would wait for the atomic first
+     * (proxy p_latency 6.64-6.80 us against 6.39-6.63, H100) */
+    const uint64_t hc = gshmemi_fifo_head_cache(f);
     unsigned long long base = 0;
     /* relaxed is enough: the ticket orders nothing, the slot's seq publishes */
     if (g.rank == 0) base = atomicAdd((unsigned long long *)f->tail, (unsigned long long)g.n);
     base = __shfl_sync(g.mask, base, __ffs(g.mask) - 1);
-    const int st = gshmemi_fifo_wait_free(f, base, g.n); /* n <= 32 <= size (GSHMEM_PROXY_FIFO_SLOTS >= 64) */
+    const int st = gshmemi_fifo_wait_free_from(f, base, g.n, hc); /* n <= 32 <= size (GSHMEM_PROXY_FIFO_SLOTS >= 64) */
     if (st != GSHMEMI_FIFO_OK) gshmemi_proxy_fail(st, routine, pe, base + g.rank);
     gshmemi_fifo_publish(f, base + g.rank, arg);
     return {base + g.rank, base + g.n - 1, g.mask};
@@ -109,7 +112,8 @@ static __device__ __noinline__ void gshmemi_proxy_quiet(const char *routine)
     if (f->size == 0) return;
     const uint64_t posted = *(volatile uint64_t *)f->tail; /* tickets handed out so far */
     if (posted == 0 || *f->done >= posted) return;
-    const gshmemi_proxy_tickets_t t = gshmemi_proxy_post(GSHMEMI_PROXY_QUIET, gshmemi_dstate.my_pe, 0, 0, 0, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
+    const gshmemi_proxy_tickets_t t =
+        gshmemi_proxy_post(GSHMEMI_PROXY_QUIET, gshmemi_dstate.my_pe, 0, 0, 0, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
     gshmemi_proxy_wait(t, gshmemi_dstate.my_pe, routine);
 }
 
@@ -123,9 +127,9 @@ static __device__ __noinline__ void gshmemi_proxy_rma(int op, void *dest, const 
         return;
     }
     const unsigned flags = blocking ? GSHMEMI_PROXY_F_WAIT : 0;
-    const gshmemi_proxy_tickets_t t = op == GSHMEMI_PROXY_PUT
-                     ? gshmemi_proxy_post(op, pe, gshmemi_sym_offset(dest), (uint64_t)(uintptr_t)src, n, flags, 0, 0, routine)
-                     : gshmemi_proxy_post(op, pe, gshmemi_sym_offset(src), (uint64_t)(uintptr_t)dest, n, flags, 0, 0, routine);
+    const uint64_t sym = gshmemi_sym_offset(op == GSHMEMI_PROXY_PUT ? dest : src);
+    const uint64_t loc = (uint64_t)(uintptr_t)(op == GSHMEMI_PROXY_PUT ? src : (const void *)dest);
+    const gshmemi_proxy_tickets_t t = gshmemi_proxy_post(op, pe, sym, loc, n, flags, 0, 0, routine);
     if (blocking) gshmemi_proxy_wait(t, pe, routine);
 }
 
@@ -152,7 +156,8 @@ static __device__ __noinline__ void gshmemi_proxy_p(void *sym, uint64_t bits, si
 static __device__ __noinline__ uint64_t gshmemi_proxy_g(const void *sym, size_t width, int pe, const char *routine)
 {
     if (gshmemi_dstate.ibgda) return gshmemi_ibgda_g(sym, width, pe, routine);
-    const gshmemi_proxy_tickets_t t = gshmemi_proxy_post(GSHMEMI_PROXY_GET, pe, gshmemi_sym_offset(sym), 0, width, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
+    const gshmemi_proxy_tickets_t t =
+        gshmemi_proxy_post(GSHMEMI_PROXY_GET, pe, gshmemi_sym_offset(sym), 0, width, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
     return gshmemi_proxy_result(t, pe, routine);
 }
 
@@ -169,7 +174,8 @@ static __device__ __noinline__ uint64_t gshmemi_proxy_amo(int op, void *sym, uin
     const int fetch = gshmemi_amo_fetches(op);
     if (gshmemi_dstate.ibgda) return gshmemi_ibgda_amo(op, sym, value, cond, width, pe, fetch, routine);
     const gshmemi_proxy_tickets_t t = gshmemi_proxy_post(GSHMEMI_PROXY_AMO, pe, gshmemi_sym_offset(sym), value, cond,
-                                    (uint64_t)op | (uint64_t)width << 8, fetch ? GSHMEMI_PROXY_F_WAIT : 0, 0, routine);
+                                                         (uint64_t)op | (uint64_t)width << 8, fetch ? GSHMEMI_PROXY_F_WAIT : 0, 0,
+                                                         routine);
     return fetch ? gshmemi_proxy_result(t, pe, routine) : 0;
 }
 

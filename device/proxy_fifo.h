@@ -233,16 +233,26 @@ GSHMEMI_FIFO_COLD int gshmemi_fifo_wait_free_slow(const gshmemi_proxy_fifo_t *f,
 /* Waits until the n slots of tickets [ticket, ticket + n) are free: ticket + n <= head + size.
  * The second half of gshmemi_fifo_reserve, for a caller that owns those tickets (after a TIMEOUT
  * it may call this again). */
-GSHMEMI_HD_INLINE int gshmemi_fifo_wait_free(const gshmemi_proxy_fifo_t *f, uint64_t ticket, uint32_t n)
+GSHMEMI_HD_INLINE uint64_t gshmemi_fifo_head_cache(const gshmemi_proxy_fifo_t *f)
 {
-    uint64_t need = ticket + n; /* free when need <= head + size */
 #ifdef __CUDA_ARCH__
-    uint64_t hc = gshmemi_fifo_ld_acquire_gpu(f->head_cache);
+    return gshmemi_fifo_ld_acquire_gpu(f->head_cache);
 #else
-    uint64_t hc = __atomic_load_n(f->head_cache, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(f->head_cache, __ATOMIC_ACQUIRE);
 #endif
+}
+/* The same from hc, a value of head_cache read earlier (it only grows, so one that suffices
+ * still does): a producer may read it before it takes its tickets, and the two round trips
+ * overlap. */
+GSHMEMI_HD_INLINE int gshmemi_fifo_wait_free_from(const gshmemi_proxy_fifo_t *f, uint64_t ticket, uint32_t n, uint64_t hc)
+{
+    const uint64_t need = ticket + n; /* free when need <= head + size */
     if (need <= hc + f->size) return GSHMEMI_FIFO_OK;
     return gshmemi_fifo_wait_free_slow(f, need, hc);
+}
+GSHMEMI_HD_INLINE int gshmemi_fifo_wait_free(const gshmemi_proxy_fifo_t *f, uint64_t ticket, uint32_t n)
+{
+    return gshmemi_fifo_wait_free_from(f, ticket, n, gshmemi_fifo_head_cache(f));
 }
 
 /* Takes n consecutive tickets (*ticket = the first) and waits until their n slots are free.

@@ -27,6 +27,10 @@ GSHMEMI_DEV void gshmemi_fence(void)
 struct gshmemi_dstate_bound {
     __device__ __forceinline__ uint64_t timeout_ns() const { return gshmemi_dstate.wait_timeout_ns; }
     __device__ __forceinline__ int my_pe() const { return gshmemi_dstate.my_pe; }
+    __device__ __forceinline__ bool proxy_failed() const
+    {
+        return gshmemi_dstate.proxy.size && *gshmemi_dstate.proxy.error;
+    }
 };
 
 GSHMEMI_DEV bool gshmemi_wait_expired(uint64_t *start, uint32_t *spins)

@@ -13,12 +13,15 @@
 #include "memops.cuh"
 
 /* Bounded spinning: a wait on another PE that lasts longer than the timeout is reported (routine,
- * PE, address) and traps instead of hanging silently. The check is cheap and the report cold: a
- * spin loop tests gshmemi_wait_expired_in and only then works out what to report, so neither the
- * timeout nor the peer is read while spinning. Bound: timeout_ns() (0 = never) and my_pe(). */
+ * PE, address) and traps instead of hanging silently; so is one still spinning once this PE's
+ * host proxy has failed a request (whatever it waits for may have been that request). The check
+ * is cheap and the report cold: a spin loop tests gshmemi_wait_expired_in and only then works out
+ * what to report, so neither the timeout, the proxy's state nor the peer is read while spinning.
+ * Bound: timeout_ns() (0 = never), proxy_failed() and my_pe(). */
 template <typename Bound> GSHMEMI_DEV bool gshmemi_wait_expired_in(uint64_t *start, uint32_t *spins, const Bound &b)
 {
     if ((++*spins & 0xffff) != 0) return false;
+    if (b.proxy_failed()) return true;
     uint64_t now = gshmemi_globaltimer();
     if (*start == 0) {
         *start = now;
@@ -28,8 +31,13 @@ template <typename Bound> GSHMEMI_DEV bool gshmemi_wait_expired_in(uint64_t *sta
 }
 template <typename Bound> GSHMEMI_DEV void gshmemi_wait_report_in(const char *what, const void *addr, int peer, const Bound &b)
 {
-    printf("gshmem: PE %d: %s waited more than %llu s (address %p, peer PE %d); see GSHMEM_DEVICE_WAIT_TIMEOUT\n",
-           b.my_pe(), what, (unsigned long long)(b.timeout_ns() / 1000000000ull), addr, peer);
+    if (b.proxy_failed())
+        printf("gshmem: PE %d: %s stopped waiting (address %p, peer PE %d): this PE's host proxy failed a request (its log "
+               "names the request, the peer and the cause)\n",
+               b.my_pe(), what, addr, peer);
+    else
+        printf("gshmem: PE %d: %s waited more than %llu s (address %p, peer PE %d); see GSHMEM_DEVICE_WAIT_TIMEOUT\n",
+               b.my_pe(), what, (unsigned long long)(b.timeout_ns() / 1000000000ull), addr, peer);
     __trap();
 }
 

@@ -33,6 +33,7 @@ struct p2p_wait_bound {
     const p2p_wait_args_t *a;
     __device__ __forceinline__ uint64_t timeout_ns() const { return a->timeout_ns; }
     __device__ __forceinline__ int my_pe() const { return a->my_pe; }
+    __device__ __forceinline__ bool proxy_failed() const { return false; } /* waits on P2P memory only */
 };
 
 /* One result slot for the blocking forms; the lock keeps concurrent host threads apart. */
