@@ -72,7 +72,7 @@ GSHMEMI_DEV void *gshmemi_at(char *base, const void *sym) { return base + ((cons
  * leaves for the remote path in one call, before the P2P path's first sync, so that path is the
  * copy between two syncs as before the remote layer: a call under a test of the thread's index
  * cost every caller a convergence barrier (sm_90, put_bw's kernel: 31 BSSY and 1631
- * instructions, 27 and 1604 now, 26 and 1560 without a remote path). */
+ * instructions, 27 and 1581 now, 26 and 1560 without a remote path). */
 GSHMEMI_DEV void gshmemi_put_scope(void *dest, const void *src, size_t n, int pe, int scope, const char *routine,
                                    int blocking = 1)
 {
