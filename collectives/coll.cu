@@ -16,51 +16,61 @@
 
 static_assert(GSHMEMI_LL_SLICE_DATA / 8 == LL_THREADS, "one LL line per thread");
 
-/* REMOTE: the kernel of a team with members reached through the proxy (device/coll.cuh: the P2P
- * kernels carry no remote code, so their registers stay what they were). */
-template <int OP, typename T, bool REMOTE>
+/* The kernels of a P2P team: one per (operator, element type), each with only its own code. */
+template <int OP, typename T>
 static __global__ void __launch_bounds__(DIRECT_THREADS) coll_kernel(gshmemi_team_dev_t t, gshmemi_coll_args_t a)
 {
     gshmemi_pdl_enter();
-    gshmemi_coll_slice<OP, T, true, REMOTE ? GSHMEMI_COLL_REMOTE_ONLY : GSHMEMI_COLL_P2P_ONLY>(t, a, blockIdx.x, gridDim.x,
-                                                                                            threadIdx.x, blockDim.x,
-                                                                                            GSHMEMI_SCOPE_BLOCK);
+    gshmemi_coll_slice<OP, T, true, GSHMEMI_COLL_P2P_ONLY>(t, a, blockIdx.x, gridDim.x, threadIdx.x, blockDim.x,
+                                                           GSHMEMI_SCOPE_BLOCK);
+}
+
+/* The kernels of a team with members reached through the proxy (device/coll.cuh: the P2P kernels
+ * carry no remote code, so their registers stay what they were): one per element type, the
+ * operator an argument (GSHMEMI_OP_NONE: the collective moves data, T = char). */
+template <typename T>
+static __global__ void __launch_bounds__(DIRECT_THREADS) coll_remote_kernel(gshmemi_team_dev_t t, gshmemi_coll_args_t a, int op)
+{
+    gshmemi_pdl_enter();
+    gshmemi_coll_remote_slice<T>(t, a, op, blockIdx.x, gridDim.x, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_BLOCK);
 }
 
 typedef void (*coll_kernel_t)(gshmemi_team_dev_t, gshmemi_coll_args_t);
+typedef void (*coll_remote_kernel_t)(gshmemi_team_dev_t, gshmemi_coll_args_t, int);
 
 /* The kernel of (element kind, operator); NULL for pairs OpenSHMEM does not define (bitwise ops
  * on floating point). */
-template <typename T, bool R> static coll_kernel_t minmax_kernel_of(int op)
+template <typename T> static coll_kernel_t minmax_kernel_of(int op)
 {
-    return op == GSHMEMI_OP_MIN ? coll_kernel<GSHMEMI_OP_MIN, T, R> : op == GSHMEMI_OP_MAX ? coll_kernel<GSHMEMI_OP_MAX, T, R> : NULL;
+    return op == GSHMEMI_OP_MIN ? coll_kernel<GSHMEMI_OP_MIN, T> : op == GSHMEMI_OP_MAX ? coll_kernel<GSHMEMI_OP_MAX, T> : NULL;
 }
 
-template <typename T, bool R> static coll_kernel_t reduce_kernel_of(int op)
+template <typename T> static coll_kernel_t reduce_kernel_of(int op)
 {
     switch (op) {
     case GSHMEMI_OP_MIN:
-    case GSHMEMI_OP_MAX: return minmax_kernel_of<T, R>(op);
-    case GSHMEMI_OP_SUM: return coll_kernel<GSHMEMI_OP_SUM, T, R>;
-    case GSHMEMI_OP_PROD: return coll_kernel<GSHMEMI_OP_PROD, T, R>;
+    case GSHMEMI_OP_MAX: return minmax_kernel_of<T>(op);
+    case GSHMEMI_OP_SUM: return coll_kernel<GSHMEMI_OP_SUM, T>;
+    case GSHMEMI_OP_PROD: return coll_kernel<GSHMEMI_OP_PROD, T>;
     default: break;
     }
     if constexpr (std::is_integral<T>::value) {
         switch (op) {
-        case GSHMEMI_OP_AND: return coll_kernel<GSHMEMI_OP_AND, T, R>;
-        case GSHMEMI_OP_OR: return coll_kernel<GSHMEMI_OP_OR, T, R>;
-        case GSHMEMI_OP_XOR: return coll_kernel<GSHMEMI_OP_XOR, T, R>;
+        case GSHMEMI_OP_AND: return coll_kernel<GSHMEMI_OP_AND, T>;
+        case GSHMEMI_OP_OR: return coll_kernel<GSHMEMI_OP_OR, T>;
+        case GSHMEMI_OP_XOR: return coll_kernel<GSHMEMI_OP_XOR, T>;
         default: break;
         }
     }
     return NULL;
 }
 
-/* R: the kernels of a team with remote members */
-template <bool R> static coll_kernel_t kernel_of(int kind, int dtype, int op)
+static bool reduces(int kind) { return kind == GSHMEMI_COLL_REDUCE || kind == GSHMEMI_COLL_REDUCESCATTER; }
+
+static coll_kernel_t kernel_of(int kind, int dtype, int op)
 {
     /* one kernel moves data of every type (the element type of a reduction only) */
-    if (kind != GSHMEMI_COLL_REDUCE && kind != GSHMEMI_COLL_REDUCESCATTER) return coll_kernel<GSHMEMI_OP_NONE, char, R>;
+    if (!reduces(kind)) return coll_kernel<GSHMEMI_OP_NONE, char>;
     /* Two's complement: bitwise ops, sums and products give the same bits signed or unsigned, so
      * the signed kinds share the unsigned kernels (fewer instantiations, a faster build). */
     if (op != GSHMEMI_OP_MIN && op != GSHMEMI_OP_MAX) {
@@ -73,19 +83,39 @@ template <bool R> static coll_kernel_t kernel_of(int kind, int dtype, int op)
         }
     }
     switch (dtype) {
-    case GSHMEMI_DT_INT8: return minmax_kernel_of<int8_t, R>(op);
-    case GSHMEMI_DT_UINT8: return reduce_kernel_of<uint8_t, R>(op);
-    case GSHMEMI_DT_INT16: return minmax_kernel_of<int16_t, R>(op);
-    case GSHMEMI_DT_UINT16: return reduce_kernel_of<uint16_t, R>(op);
-    case GSHMEMI_DT_INT32: return minmax_kernel_of<int32_t, R>(op);
-    case GSHMEMI_DT_UINT32: return reduce_kernel_of<uint32_t, R>(op);
-    case GSHMEMI_DT_INT64: return minmax_kernel_of<int64_t, R>(op);
-    case GSHMEMI_DT_UINT64: return reduce_kernel_of<uint64_t, R>(op);
-    case GSHMEMI_DT_FLOAT: return reduce_kernel_of<float, R>(op);
-    case GSHMEMI_DT_DOUBLE: return reduce_kernel_of<double, R>(op);
-    case GSHMEMI_DT_HALF: return reduce_kernel_of<__half, R>(op);
-    case GSHMEMI_DT_BFLOAT16: return reduce_kernel_of<__nv_bfloat16, R>(op);
+    case GSHMEMI_DT_INT8: return minmax_kernel_of<int8_t>(op);
+    case GSHMEMI_DT_UINT8: return reduce_kernel_of<uint8_t>(op);
+    case GSHMEMI_DT_INT16: return minmax_kernel_of<int16_t>(op);
+    case GSHMEMI_DT_UINT16: return reduce_kernel_of<uint16_t>(op);
+    case GSHMEMI_DT_INT32: return minmax_kernel_of<int32_t>(op);
+    case GSHMEMI_DT_UINT32: return reduce_kernel_of<uint32_t>(op);
+    case GSHMEMI_DT_INT64: return minmax_kernel_of<int64_t>(op);
+    case GSHMEMI_DT_UINT64: return reduce_kernel_of<uint64_t>(op);
+    case GSHMEMI_DT_FLOAT: return reduce_kernel_of<float>(op);
+    case GSHMEMI_DT_DOUBLE: return reduce_kernel_of<double>(op);
+    case GSHMEMI_DT_HALF: return reduce_kernel_of<__half>(op);
+    case GSHMEMI_DT_BFLOAT16: return reduce_kernel_of<__nv_bfloat16>(op);
     default: return NULL;
+    }
+}
+
+/* The remote kernel of a pair kernel_of accepts. */
+static coll_remote_kernel_t remote_kernel_of(int kind, int dtype)
+{
+    if (!reduces(kind)) return coll_remote_kernel<char>;
+    switch (dtype) {
+    case GSHMEMI_DT_INT8: return coll_remote_kernel<int8_t>;
+    case GSHMEMI_DT_UINT8: return coll_remote_kernel<uint8_t>;
+    case GSHMEMI_DT_INT16: return coll_remote_kernel<int16_t>;
+    case GSHMEMI_DT_UINT16: return coll_remote_kernel<uint16_t>;
+    case GSHMEMI_DT_INT32: return coll_remote_kernel<int32_t>;
+    case GSHMEMI_DT_UINT32: return coll_remote_kernel<uint32_t>;
+    case GSHMEMI_DT_INT64: return coll_remote_kernel<int64_t>;
+    case GSHMEMI_DT_UINT64: return coll_remote_kernel<uint64_t>;
+    case GSHMEMI_DT_FLOAT: return coll_remote_kernel<float>;
+    case GSHMEMI_DT_DOUBLE: return coll_remote_kernel<double>;
+    case GSHMEMI_DT_HALF: return coll_remote_kernel<__half>;
+    default: return coll_remote_kernel<__nv_bfloat16>;
     }
 }
 
@@ -157,7 +187,7 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
         GSHMEMI_ERROR("coll", "%s: strides must be positive (dst %td, sst %td)", routine, a->dst, a->sst);
         return GSHMEMI_ERR_INVALID;
     }
-    coll_kernel_t k = t->has_remote ? kernel_of<true>(a->kind, dtype, op) : kernel_of<false>(a->kind, dtype, op);
+    coll_kernel_t k = kernel_of(a->kind, dtype, op);
     if (!k) {
         GSHMEMI_ERROR("coll", "%s: operator %d is not defined for element kind %d", routine, op, dtype);
         return GSHMEMI_ERR_INVALID;
@@ -202,6 +232,8 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
         if (t->has_remote && slices > REMOTE_SLICES) slices = REMOTE_SLICES;
         threads = a->proto == GSHMEMI_PROTO_LL ? LL_THREADS : DIRECT_THREADS;
     }
+    if (t->has_remote)
+        return launch(remote_kernel_of(a->kind, dtype), slices, threads, stream, *t, *a, reduces(a->kind) ? op : (int)GSHMEMI_OP_NONE);
     return launch(k, slices, threads, stream, *t, *a);
 }
 

@@ -35,9 +35,9 @@ static __device__ __noinline__ void gshmemi_coll_remote_check(const gshmemi_team
 /* Which members a compiled collective can reach. A kernel's register count is the most any
  * function it may call needs, so the P2P forms whose registers are bounded (the grid forms, the
  * on-stream kernels of P2P teams) carry no remote code at all; a team with remote members gets
- * kernels of its own on a stream (collectives/coll.cu), and the thread/warp/block forms carry
- * both. */
-enum { GSHMEMI_COLL_P2P_ONLY = 0, GSHMEMI_COLL_REMOTE_ONLY = 1, GSHMEMI_COLL_ANY_MEMBERS = 2 };
+ * kernels of its own on a stream (collectives/coll.cu: gshmemi_coll_remote_slice), and the
+ * thread/warp/block forms carry both. */
+enum { GSHMEMI_COLL_P2P_ONLY = 0, GSHMEMI_COLL_ANY_MEMBERS = 1 };
 
 /* A grid form called on a team with remote members. */
 GSHMEMI_DEV_REPORT void gshmemi_coll_remote_refused(const gshmemi_team_dev_t &t)
@@ -49,17 +49,24 @@ GSHMEMI_DEV_REPORT void gshmemi_coll_remote_refused(const gshmemi_team_dev_t &t)
 }
 
 /* A slice of a team with members reached through the proxy: SIMPLE with routed steps, or the
- * routed pushes of collect and alltoalls. */
-template <int OP, typename T>
-GSHMEMI_DEV void gshmemi_coll_remote_slice(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, int nslices,
-                                           unsigned tid, unsigned nt, int scope)
+ * routed pushes of collect and alltoalls. The operator `op` (GSHMEMI_OP_NONE: the collective moves
+ * data) is read at run time, so a module holds this path once per element type of its reductions
+ * (and once for every data-moving collective, as T = char), not once per operator: the proxy sets
+ * the pace here, and each copy is as large as a protocol. */
+template <typename T>
+GSHMEMI_DEV void gshmemi_coll_remote_slice(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int op, int slice,
+                                           int nslices, unsigned tid, unsigned nt, int scope)
 {
     gshmemi_coll_remote_check(t, a.kind);
-    if (a.kind == GSHMEMI_COLL_COLLECT || a.kind == GSHMEMI_COLL_ALLTOALLS) {
-        if (slice == 0) gshmemi_remote_slice(t, a, tid, nt, scope);
-        return;
-    }
-    gshmemi_simple_slice<true>(t, a.nelems * a.es, slice, nslices, tid, nt, scope, gshmemi_exchange<OP, T>{t, a});
+    /* only the data-moving instantiation (char) holds collect and alltoalls: a reduction's kernel
+     * never runs them, and each kernel carries its own copy of this path */
+    if constexpr (std::is_same<T, char>::value)
+        if (a.kind == GSHMEMI_COLL_COLLECT || a.kind == GSHMEMI_COLL_ALLTOALLS) {
+            if (slice == 0) gshmemi_remote_slice(t, a, tid, nt, scope);
+            return;
+        }
+    gshmemi_simple_slice<true>(t, a.nelems * a.es, slice, nslices, tid, nt, scope,
+                               gshmemi_exchange<GSHMEMI_OP_NONE, T, true>{t, a, op});
     /* The proxy copies a routed step's chunk after the step is posted; once the call returns its
      * source may be overwritten (the next on-stream call's input, say). So the requests complete
      * first: one quiet, by the slice that finishes last, covers every slice's (each proxy quiet
@@ -78,12 +85,17 @@ GSHMEMI_DEV void gshmemi_coll_remote_slice(const gshmemi_team_dev_t &t, const gs
     gshmemi_scope_sync(scope);
 }
 
-template <int OP, typename T>
+template <typename T>
 static __device__ __noinline__ void gshmemi_coll_remote_slice_call(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a,
-                                                                  int slice, int nslices, unsigned tid, unsigned nt, int scope)
+                                                                  int op, int slice, int nslices, unsigned tid, unsigned nt,
+                                                                  int scope)
 {
-    gshmemi_coll_remote_slice<OP, T>(t, a, slice, nslices, tid, nt, scope);
+    gshmemi_coll_remote_slice<T>(t, a, op, slice, nslices, tid, nt, scope);
 }
+
+/* The element type the routed path of <OP, T> is compiled for: T for a reduction, char for the
+ * collectives that move data (whatever their T). */
+template <int OP, typename T> using gshmemi_remote_elem_t = typename std::conditional<OP == GSHMEMI_OP_NONE, char, T>::type;
 
 /* One slice of a collective. Every member runs the same slices with the same arguments.
  * OWN_KERNEL: called by the on-stream kernel (collectives/coll.cu), not from a user's kernel. */
@@ -105,12 +117,9 @@ GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_c
         return;
     }
     const size_t blk = a.nelems * a.es;
-    if constexpr (REACH == GSHMEMI_COLL_REMOTE_ONLY) {
-        gshmemi_coll_remote_slice<OP, T>(t, a, slice, nslices, tid, nt, scope);
-        return;
-    } else if constexpr (REACH == GSHMEMI_COLL_ANY_MEMBERS) {
+    if constexpr (REACH == GSHMEMI_COLL_ANY_MEMBERS) {
         if (t.has_remote) {
-            gshmemi_coll_remote_slice_call<OP, T>(t, a, slice, nslices, tid, nt, scope);
+            gshmemi_coll_remote_slice_call<gshmemi_remote_elem_t<OP, T>>(t, a, OP, slice, nslices, tid, nt, scope);
             return;
         }
     } else if (t.has_remote) {

@@ -13,19 +13,24 @@
 #include "ops.cuh"
 
 /* OP is GSHMEMI_OP_NONE for the collectives that only move data: a reduction instantiation
- * carries only the reduction path, a data-moving one only the others. */
-template <int OP, typename T> struct gshmemi_exchange {
+ * carries only the reduction path, a data-moving one only the others. DYN (the routed path of a
+ * team with remote members, device/coll.cuh): one instantiation per element type for every
+ * collective, the operator read from `op` at run time (GSHMEMI_OP_NONE: data moves); OP is then
+ * GSHMEMI_OP_NONE. */
+template <int OP, typename T, bool DYN = false> struct gshmemi_exchange {
     /* read where used, not held: the grid form keeps the team in shared memory, and registers
      * held across the steps would push it past its bound (grid_registers) */
     const gshmemi_team_dev_t &t;
     const gshmemi_coll_args_t &a;
+    int op = GSHMEMI_OP_NONE; /* DYN only */
 
+    GSHMEMI_DEVM bool reduces() const { return DYN ? op != GSHMEMI_OP_NONE : OP != GSHMEMI_OP_NONE; }
     GSHMEMI_DEVM size_t blk() const { return a.nelems * a.es; } /* bytes of one block */
-    GSHMEMI_DEVM bool bcast() const { return OP == GSHMEMI_OP_NONE && a.kind == GSHMEMI_COLL_BROADCAST; } /* only the root sends */
+    GSHMEMI_DEVM bool bcast() const { return !reduces() && a.kind == GSHMEMI_COLL_BROADCAST; } /* only the root sends */
     /* alltoall, reducescatter: block `to` of the source goes to member `to` */
     GSHMEMI_DEVM bool per_dest() const
     {
-        return OP == GSHMEMI_OP_NONE ? a.kind == GSHMEMI_COLL_ALLTOALL : a.kind == GSHMEMI_COLL_REDUCESCATTER;
+        return reduces() ? a.kind == GSHMEMI_COLL_REDUCESCATTER : a.kind == GSHMEMI_COLL_ALLTOALL;
     }
     template <typename P> GSHMEMI_DEVM void send(const P &p) const
     {
@@ -41,10 +46,16 @@ template <int OP, typename T> struct gshmemi_exchange {
             const char *own = (const char *)a.src + (per_dest() ? (size_t)me * blk() : 0) + p.off;
             char *dst = (char *)a.dest + p.off;
             auto get = [&](int i) { return i == me ? p.own(u, own) : p.from(u, i); };
-            if constexpr (OP != GSHMEMI_OP_NONE) p.template reduce<OP, T>(u, n, get, dst);
-            else if (bcast()) p.out(u, dst, get(a.root));
-            else
-                for (int i = 0; i < n; i++) p.out(u, dst + (size_t)i * blk(), get(i));
+            auto move = [&]() {
+                if (bcast()) p.out(u, dst, get(a.root));
+                else
+                    for (int i = 0; i < n; i++) p.out(u, dst + (size_t)i * blk(), get(i));
+            };
+            if constexpr (DYN) {
+                if (op != GSHMEMI_OP_NONE) p.template reduce_dyn<T>(u, op, n, get, dst);
+                else move();
+            } else if constexpr (OP != GSHMEMI_OP_NONE) p.template reduce<OP, T>(u, n, get, dst);
+            else move();
         });
     }
     template <typename P> GSHMEMI_DEVM void step(const P &p) const

@@ -29,6 +29,24 @@ template <int OP, typename T> GSHMEMI_DEV T gshmemi_redop(T a, T b)
     else return (T)(a * b);
 }
 
+/* The operator chosen at run time (the routed path of a team with remote members, compiled once
+ * per element type for every operator): the same arithmetic as gshmemi_redop, so both paths give
+ * the same bits. Bitwise operators exist for integers only. */
+template <typename T> GSHMEMI_DEV T gshmemi_redop_dyn(int op, T a, T b)
+{
+    if constexpr (std::is_integral<T>::value) {
+        if (op == GSHMEMI_OP_AND) return gshmemi_redop<GSHMEMI_OP_AND, T>(a, b);
+        if (op == GSHMEMI_OP_OR) return gshmemi_redop<GSHMEMI_OP_OR, T>(a, b);
+        if (op == GSHMEMI_OP_XOR) return gshmemi_redop<GSHMEMI_OP_XOR, T>(a, b);
+    }
+    switch (op) {
+    case GSHMEMI_OP_MIN: return gshmemi_redop<GSHMEMI_OP_MIN, T>(a, b);
+    case GSHMEMI_OP_MAX: return gshmemi_redop<GSHMEMI_OP_MAX, T>(a, b);
+    case GSHMEMI_OP_PROD: return gshmemi_redop<GSHMEMI_OP_PROD, T>(a, b);
+    default: return gshmemi_redop<GSHMEMI_OP_SUM, T>(a, b);
+    }
+}
+
 /* Two half or bfloat16 elements as one register, to and from float2 (packed conversions). */
 GSHMEMI_DEV float2 gshmemi_pair_float2(__half2 p) { return __half22float2(p); }
 GSHMEMI_DEV float2 gshmemi_pair_float2(__nv_bfloat162 p) { return __bfloat1622float2(p); }

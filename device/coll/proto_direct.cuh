@@ -25,6 +25,19 @@ GSHMEMI_DEV void gshmemi_slice_range(size_t total, size_t unit, int slice, int n
 }
 
 /* ---- the reduction loop of DIRECT and SIMPLE ---- */
+/* Bytes [from, bytes) of gshmemi_reduce_loop below, one element per thread: its tail, and all of
+ * a routed SIMPLE step, whose operator is chosen at run time (gshmemi_redop_dyn). */
+template <typename T, typename Combine, typename In, typename Out>
+GSHMEMI_DEV void gshmemi_reduce_elems(Combine combine, int n, In in, int nout, Out outs, size_t from, size_t bytes,
+                                      unsigned tid, unsigned nt)
+{
+    for (size_t e = from / sizeof(T) + tid; e < bytes / sizeof(T); e += nt) {
+        T acc = ((const volatile T *)in(0))[e];
+        for (int m = 1; m < n; m++) acc = combine(acc, ((const volatile T *)in(m))[e]);
+        for (int k = 0; k < nout; k++) ((T *)outs(k))[e] = acc;
+    }
+}
+
 /* out[0..bytes) = op over members m of in(m)[0..bytes), combined in member order; `outs(k)` for
  * k < nout names where the result goes (this PE only, or every member for a two-shot push).
  * Vectors of 16 bytes when every pointer allows it. */
@@ -83,12 +96,8 @@ GSHMEMI_DEV void gshmemi_reduce_loop(int n, In in, int nout, Out outs, size_t by
         }
         done = nv * 16;
     }
-    /* tail, or everything when unaligned: one element per thread */
-    for (size_t e = done / sizeof(T) + tid; e < bytes / sizeof(T); e += nt) {
-        T acc = ((const volatile T *)in(0))[e];
-        for (int m = 1; m < n; m++) acc = gshmemi_redop<OP, T>(acc, ((const volatile T *)in(m))[e]);
-        for (int k = 0; k < nout; k++) ((T *)outs(k))[e] = acc;
-    }
+    /* tail, or everything when unaligned */
+    gshmemi_reduce_elems<T>([](T x, T y) { return gshmemi_redop<OP, T>(x, y); }, n, in, nout, outs, done, bytes, tid, nt);
 }
 
 /* out = op over members of their `in` (read through the peer mappings); push: the result also

@@ -100,6 +100,13 @@ template <bool ROUTED> struct gshmemi_simple {
     {
         gshmemi_reduce_loop<OP, T>(n, get, 1, [=](int) { return p; }, len, tid, nt);
     }
+    /* the routed path's: the operator at run time, element by element (the proxy, not this loop,
+     * sets the pace) */
+    template <typename T, typename Get> GSHMEMI_DEVM void reduce_dyn(const unit &, int op, int n, Get get, char *p) const
+    {
+        gshmemi_reduce_elems<T>([op](T x, T y) { return gshmemi_redop_dyn<T>(op, x, y); }, n, get, 1,
+                                [=](int) { return p; }, 0, len, tid, nt);
+    }
 };
 
 /* Every chunk of this slice ([slice + j * nslices] * CHUNK), sends one step ahead of receives. */
