@@ -99,24 +99,16 @@ static coll_kernel_t kernel_of(int kind, int dtype, int op)
     }
 }
 
-/* The remote kernel of a pair kernel_of accepts. */
+/* The remote kernel of a pair kernel_of accepts: data, or the reduction's element kind (the table
+ * is in the order of GSHMEMI_DT_*). */
 static coll_remote_kernel_t remote_kernel_of(int kind, int dtype)
 {
-    if (!reduces(kind)) return coll_remote_kernel<char>;
-    switch (dtype) {
-    case GSHMEMI_DT_INT8: return coll_remote_kernel<int8_t>;
-    case GSHMEMI_DT_UINT8: return coll_remote_kernel<uint8_t>;
-    case GSHMEMI_DT_INT16: return coll_remote_kernel<int16_t>;
-    case GSHMEMI_DT_UINT16: return coll_remote_kernel<uint16_t>;
-    case GSHMEMI_DT_INT32: return coll_remote_kernel<int32_t>;
-    case GSHMEMI_DT_UINT32: return coll_remote_kernel<uint32_t>;
-    case GSHMEMI_DT_INT64: return coll_remote_kernel<int64_t>;
-    case GSHMEMI_DT_UINT64: return coll_remote_kernel<uint64_t>;
-    case GSHMEMI_DT_FLOAT: return coll_remote_kernel<float>;
-    case GSHMEMI_DT_DOUBLE: return coll_remote_kernel<double>;
-    case GSHMEMI_DT_HALF: return coll_remote_kernel<__half>;
-    default: return coll_remote_kernel<__nv_bfloat16>;
-    }
+    static const coll_remote_kernel_t by_dtype[] = {
+        coll_remote_kernel<int8_t>,  coll_remote_kernel<uint8_t>,  coll_remote_kernel<int16_t>, coll_remote_kernel<uint16_t>,
+        coll_remote_kernel<int32_t>, coll_remote_kernel<uint32_t>, coll_remote_kernel<int64_t>, coll_remote_kernel<uint64_t>,
+        coll_remote_kernel<float>,   coll_remote_kernel<double>,   coll_remote_kernel<__half>,  coll_remote_kernel<__nv_bfloat16>};
+    static_assert(sizeof(by_dtype) / sizeof(by_dtype[0]) == GSHMEMI_DT_COUNT, "one remote kernel per element kind");
+    return reduces(kind) ? by_dtype[dtype] : coll_remote_kernel<char>;
 }
 
 static int check_sym(const char *routine, const char *what, const void *p, size_t n)
