@@ -52,7 +52,7 @@ template <int OP, typename T, bool DYN = false> struct gshmemi_exchange {
                     for (int i = 0; i < n; i++) p.out(u, dst + (size_t)i * blk(), get(i));
             };
             if constexpr (DYN) {
-                if (op != GSHMEMI_OP_NONE) p.template reduce_dyn<T>(u, op, n, get, dst);
+                if (reduces()) p.template reduce_dyn<T>(u, op, n, get, dst);
                 else move();
             } else if constexpr (OP != GSHMEMI_OP_NONE) p.template reduce<OP, T>(u, n, get, dst);
             else move();
