@@ -137,6 +137,13 @@ static void coll_extents(const gshmemi_coll_args_t *a, int n, size_t *dbytes, si
     }
 }
 
+/* How many CTAs a DIRECT collective may take: set at init, the same on every PE (launch.h). */
+static gshmemi_direct_ctas_t direct_ctas = {GSHMEMI_COLL_SLICES, GSHMEMI_COLL_SLICES};
+
+static int clamp_ctas(int n) { return n < 1 ? 1 : n > GSHMEMI_COLL_SLICES ? GSHMEMI_COLL_SLICES : n; }
+
+extern "C" void gshmemi_coll_set_ctas(const gshmemi_direct_ctas_t *c) { direct_ctas = {clamp_ctas(c->most), clamp_ctas(c->bulk)}; }
+
 /* Every on-stream kernel goes through here. With GSHMEM_COLL_PDL=1 it may launch while the
  * previous kernel of the stream finishes (programmatic dependent launch); the kernel's first act
  * is to wait for that kernel's completion and memory (gshmemi_pdl_enter). */
@@ -208,9 +215,10 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
     if (a->proto == GSHMEMI_PROTO_DIRECT) {
         size_t moved = a->kind == GSHMEMI_COLL_FCOLLECT || a->kind == GSHMEMI_COLL_ALLTOALL ? t->size * blk : blk;
         size_t want = (moved + DIRECT_SLICE_BYTES - 1) / DIRECT_SLICE_BYTES;
-        int most = gshmemi_env.COLL_CTAS; /* 1..GSHMEMI_COLL_SLICES, checked at init */
+        const int same_size = a->kind != GSHMEMI_COLL_COLLECT && a->kind != GSHMEMI_COLL_ALLTOALLS;
+        const int most = gshmemi_direct_most(direct_ctas, moved, same_size);
         slices = want < 1 ? 1 : want > (size_t)most ? most : (int)want;
-        if (a->kind == GSHMEMI_COLL_COLLECT || a->kind == GSHMEMI_COLL_ALLTOALLS) slices = most; /* sizes differ per PE */
+        if (!same_size) slices = most; /* sizes differ per PE */
         threads = DIRECT_THREADS;
     } else { /* a buffer's worth per slice and step */
         size_t per = a->proto == GSHMEMI_PROTO_LL ? GSHMEMI_LL_SLICE_DATA

@@ -14,6 +14,10 @@ extern "C" {
 /* Barrier and sync are one kernel: its release signal already is the quiet a barrier needs. */
 int gshmemi_launch_barrier(shmem_team_t team, cudaStream_t stream, const char *routine);
 int gshmemi_launch_quiet(cudaStream_t stream);
+/* How many CTAs an on-stream DIRECT collective may take (coll/policy.h), the same on every PE:
+ * the runtime sets it at init (GSHMEM_COLL_CTAS, or gshmemi_direct_ctas_auto). */
+struct gshmemi_direct_ctas;
+void gshmemi_coll_set_ctas(const struct gshmemi_direct_ctas *ctas);
 /* Checks the arguments of a collective, picks its protocol and slices, and enqueues it. */
 int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op,
                         cudaStream_t stream);

@@ -46,7 +46,7 @@ extern "C" {
     X(COLL_ONESHOT_MAX, size, "1T", ANY, "Largest block, in bytes, of a direct reduction of 2 PEs done one-shot (each PE reads the other's whole source) instead of two-shot") \
     X(COLL_PUSH_MIN, size, "1M", ANY, "Smallest block, in bytes, that DIRECT fcollect and alltoall move by stores into the peers instead of loads from them") \
     X(COLL_PUSH_REDUCE_MIN, size, "16M", ANY, "Smallest block, in bytes, of an on-stream 2-PE reduction into a separate dest done two-shot by stores instead of one-shot by loads") \
-    X(COLL_CTAS, int, "128", RANGE(1, GSHMEMI_COLL_SLICES), "Most CTAs (slices) of one on-stream collective") \
+    X(COLL_CTAS, int, "0", RANGE(0, GSHMEMI_COLL_SLICES), "Most CTAs (slices) of one on-stream DIRECT collective; 0 (auto): 128, but where PEs share this GPU half the SMs this PE may use (its MPS share) below 32 MiB moved a PE; the job takes the least over its PEs") \
     X(COLL_PDL, int, "1", RANGE(0, 1), "1: on-stream collectives and barriers use programmatic dependent launch, so their launch overlaps the previous kernel's tail; 0: plain launches") \
     X(BOOTSTRAP_IFNAME, string, "", ANY, "Interface whose IPv4 address rank 0 of a unique-id job listens on (e.g. eth0); unset: the first one that is up. gshmemrun, whose PEs are all local, always uses 127.0.0.1") \
     X(BOOTSTRAP_ADDR, string, "", ANY, "IPv4 address rank 0 of a unique-id job listens on (instead of GSHMEM_BOOTSTRAP_IFNAME); gshmemrun always uses 127.0.0.1") \

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../collectives/launch.h"
+#include "../device/coll/policy.h"
 #include "../transports/p2p/p2p.h"
 #include "../transports/ibgda/ibgda.h"
 #include "../transports/route.h"
@@ -363,6 +365,43 @@ static void release_all(void)
     gshmemi_log_pe = -1;
 }
 
+/* How many CTAs an on-stream DIRECT collective may take: GSHMEM_COLL_CTAS, else the rule of
+ * coll/policy.h for the SMs this PE may use and the PEs on its GPU; the least over the job, since
+ * the members of a collective must run the same slices. */
+static int agree_coll_ctas(void)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    const gshmemi_peer_info_t *me = &st->peers[st->my_pe];
+    int sms = 0, on_gpu = 0, rc;
+    gshmemi_direct_ctas_t least = {GSHMEMI_COLL_SLICES, GSHMEMI_COLL_SLICES};
+    gshmemi_direct_ctas_t *all = calloc((size_t)st->n_pes, sizeof(*all));
+
+    if (!all) return GSHMEMI_ERR_NOMEM;
+    for (int pe = 0; pe < st->n_pes; pe++)
+        on_gpu += st->peers[pe].phys_hash == me->phys_hash && !memcmp(&st->peers[pe].uuid, &me->uuid, sizeof(CUuuid));
+    CUresult res = gshmemi_cu.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, st->cudev);
+    if (res != CUDA_SUCCESS) {
+        GSHMEMI_ERROR("init", "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT) failed: %s", gshmemi_cu_errstr(res));
+        free(all);
+        return GSHMEMI_ERR_CUDA;
+    }
+    if (gshmemi_env.COLL_CTAS > 0) all[st->my_pe].most = all[st->my_pe].bulk = gshmemi_env.COLL_CTAS;
+    else all[st->my_pe] = gshmemi_direct_ctas_auto(sms, on_gpu);
+    rc = st->bs->allgather(st->bs, all, sizeof(*all));
+    for (int pe = 0; pe < st->n_pes && rc == GSHMEMI_OK; pe++) {
+        if (all[pe].most < least.most) least.most = all[pe].most;
+        if (all[pe].bulk < least.bulk) least.bulk = all[pe].bulk;
+    }
+    if (rc == GSHMEMI_OK) {
+        gshmemi_coll_set_ctas(&least);
+        GSHMEMI_INFO("init", "on-stream DIRECT collectives: at most %d CTAs, %d from %zu MiB a PE (%s; here %d SMs, %d PEs on this GPU)",
+                     least.most, least.bulk, GSHMEMI_DIRECT_BULK_BYTES >> 20,
+                     gshmemi_env.COLL_CTAS > 0 ? "GSHMEM_COLL_CTAS" : "auto, the least over the job", sms, on_gpu);
+    }
+    free(all);
+    return rc;
+}
+
 static int init_impl(unsigned flags, shmemx_init_attr_t *attr)
 {
     gshmemi_state_t *st = &gshmemi_state;
@@ -377,6 +416,7 @@ static int init_impl(unsigned flags, shmemx_init_attr_t *attr)
     GSHMEMI_CHECK(gshmemi_driver_load());
     GSHMEMI_CHECK(exchange_peers());
     GSHMEMI_CHECK(setup_heap_and_transports());
+    GSHMEMI_CHECK(agree_coll_ctas());
     GSHMEMI_CUDACHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
     GSHMEMI_CHECK(gshmemi_teams_init());
     GSHMEMI_CHECK(build_device_state());

@@ -150,7 +150,7 @@ int gshmemi_teams_init(void)
     /* the env table's limits, checked when it was read */
     assert(st->max_teams >= FIRST_USER_TEAM && st->max_teams <= 64);
     assert(gshmemi_env.BARRIER_RADIX >= 2 && gshmemi_env.BARRIER_RADIX <= 32);
-    assert(gshmemi_env.COLL_CTAS >= 1 && gshmemi_env.COLL_CTAS <= GSHMEMI_COLL_SLICES);
+    assert(gshmemi_env.COLL_CTAS >= 0 && gshmemi_env.COLL_CTAS <= GSHMEMI_COLL_SLICES);
     st->psync_slot = slot_bytes(st->n_pes);
     /* Same sizes in the same order on every PE: the same offsets. */
     GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, st->psync_slot * st->max_teams, 4096, &off));

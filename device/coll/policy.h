@@ -123,6 +123,39 @@ GSHMEMI_HD_INLINE int gshmemi_reduce_oneshot(const gshmemi_device_state_t *ds, i
     return team_size == 2 && a->nelems * a->es <= ds->coll_oneshot_max;
 }
 
+/* How many CTAs an on-stream DIRECT collective may take: `most`, and `bulk` for a call that moves
+ * at least GSHMEMI_DIRECT_BULK_BYTES per PE in blocks of one size on every PE. GSHMEM_COLL_CTAS=N
+ * sets both to N; 0 (auto) takes gshmemi_direct_ctas_auto. The job agrees on the least of each
+ * over its PEs, since every member must run the same slices. */
+typedef struct gshmemi_direct_ctas {
+    int most, bulk;
+} gshmemi_direct_ctas_t;
+#define GSHMEMI_DIRECT_BULK_BYTES ((size_t)32 << 20)
+
+/* The auto rule, from what this PE sees: `sms`, the SMs it may use (under MPS its share,
+ * CUDA_MPS_ACTIVE_THREAD_PERCENTAGE), and `pes_on_gpu`, the PEs of the job on its GPU, this one
+ * included. A PE alone on its GPU keeps every slice. PEs that share a GPU run each collective's
+ * kernels side by side and a DIRECT slice of one PE waits for the same slice of the others; the
+ * data-moving kernels hold one 512-thread CTA per SM (121 registers) and MPS shares may overlap,
+ * so a CTA beyond what fits waits for a whole wave of the others: each PE takes at most half its
+ * share (H100, 2 PEs at 50 %, 2 MiB alltoall: 8.1 us with 32 CTAs, 15.0 with 64, 17.6 with 128).
+ * Bulk transfers keep every slice: from 32 MiB moved a PE the SMs' bandwidth wins over the waves
+ * (2 PEs, 128 MiB reduce: 304 us with 128 CTAs, 374 with 33). README, "Collectives". */
+GSHMEMI_HD_INLINE gshmemi_direct_ctas_t gshmemi_direct_ctas_auto(int sms, int pes_on_gpu)
+{
+    gshmemi_direct_ctas_t c = {GSHMEMI_COLL_SLICES, GSHMEMI_COLL_SLICES};
+    const int half = sms / 2;
+    if (pes_on_gpu > 1) c.most = half < 1 ? 1 : half < GSHMEMI_COLL_SLICES ? half : GSHMEMI_COLL_SLICES;
+    return c;
+}
+
+/* The CTAs of an on-stream DIRECT call that moves `moved` bytes per PE; `same_size`: every PE's
+ * blocks are one size (not collect or alltoalls), so every PE reads the same `moved`. */
+GSHMEMI_HD_INLINE int gshmemi_direct_most(gshmemi_direct_ctas_t c, size_t moved, int same_size)
+{
+    return same_size && moved >= GSHMEMI_DIRECT_BULK_BYTES ? c.bulk : c.most;
+}
+
 /* Slices a protocol can use on a team (buffers per slice, or pSync barrier words per slice). */
 GSHMEMI_HD_INLINE int gshmemi_proto_slices(const gshmemi_team_dev_t *t, int proto)
 {

@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     EXPECT(env.DEVICE_WAIT_TIMEOUT >= GSHMEMI_ENV_SECONDS_MIN && env.DEVICE_WAIT_TIMEOUT <= GSHMEMI_ENV_SECONDS_MAX);
     EXPECT(env.MAX_TEAMS >= 4 && env.MAX_TEAMS <= 64);
     EXPECT(env.BARRIER_RADIX >= 2 && env.BARRIER_RADIX <= 32);
-    EXPECT(env.COLL_CTAS >= 1 && env.COLL_CTAS <= GSHMEMI_COLL_SLICES);
+    EXPECT(env.COLL_CTAS >= 0 && env.COLL_CTAS <= GSHMEMI_COLL_SLICES);
     EXPECT(env.DEBUG_CHECKS == 0 || env.DEBUG_CHECKS == 1);
     EXPECT(env.COLL_PDL == 0 || env.COLL_PDL == 1);
     EXPECT(env.DEVICE >= -1 && env.RANK >= -1 && env.LOCAL_RANK >= -1 && env.BOOTSTRAP_LISTEN_FD >= -1);

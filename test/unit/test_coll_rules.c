@@ -178,6 +178,38 @@ static void test_oneshot(void **state)
     assert_false(gshmemi_reduce_oneshot(&ds, 2, &a));
 }
 
+/* GSHMEM_COLL_CTAS=0: every slice for a PE alone on its GPU (whatever its SMs); where PEs share
+ * the GPU, half the SMs it may use (H100 under MPS: 2 PEs at 50 %, 3 at 33 %, 4 at 25 %), at
+ * least one, but every slice for a bulk call of blocks of one size. */
+static void test_direct_ctas(void **state)
+{
+    const int S = GSHMEMI_COLL_SLICES;
+    const size_t bulk = GSHMEMI_DIRECT_BULK_BYTES;
+    (void)state;
+#define CTAS(sms, pes, most_, bulk_)                                                                                       \
+    do {                                                                                                                   \
+        gshmemi_direct_ctas_t c = gshmemi_direct_ctas_auto(sms, pes);                                                      \
+        assert_int_equal(c.most, most_);                                                                                   \
+        assert_int_equal(c.bulk, bulk_);                                                                                   \
+    } while (0)
+    CTAS(132, 1, S, S);
+    CTAS(8, 1, S, S);
+    CTAS(66, 2, 33, S);
+    CTAS(44, 3, 22, S);
+    CTAS(33, 4, 16, S);
+    CTAS(1, 2, 1, S);
+    CTAS(0, 8, 1, S);
+    CTAS(1000, 2, S, S);
+#undef CTAS
+    /* which limit a call takes: bulk only from GSHMEMI_DIRECT_BULK_BYTES, and never where the
+     * PEs' blocks differ (collect, alltoalls: each PE would read its own size) */
+    const gshmemi_direct_ctas_t c = {33, 120};
+    assert_int_equal(gshmemi_direct_most(c, 0, 1), 33);
+    assert_int_equal(gshmemi_direct_most(c, bulk - 1, 1), 33);
+    assert_int_equal(gshmemi_direct_most(c, bulk, 1), 120);
+    assert_int_equal(gshmemi_direct_most(c, bulk * 4, 0), 33);
+}
+
 /* One thread group (device call, one slice): LL while one step carries it (a warp: 1 KiB; one
  * thread: 32 B), then LL128 for blocks of whole warps (to 8 KiB from 256 threads, 1 KiB a warp
  * below), then DIRECT; forced protocols and SIMPLE keep the team rule. */
@@ -223,6 +255,6 @@ int main(void)
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_auto), cmocka_unit_test(test_shapes_and_forcing),
                                        cmocka_unit_test(test_direct_push), cmocka_unit_test(test_group),
                                        cmocka_unit_test(test_reach),
-        cmocka_unit_test(test_remote), cmocka_unit_test(test_oneshot)};
+        cmocka_unit_test(test_remote), cmocka_unit_test(test_oneshot), cmocka_unit_test(test_direct_ctas)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

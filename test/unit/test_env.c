@@ -219,7 +219,7 @@ static void test_limits(void **state)
         {"GSHMEM_DEBUG_CHECKS", "-1", "0", "1", "2"},
         {"GSHMEM_MAX_TEAMS", "3", "4", "64", "65"},
         {"GSHMEM_BARRIER_RADIX", "1", "2", "32", "33"},
-        {"GSHMEM_COLL_CTAS", "0", "1", "128", "129"},
+        {"GSHMEM_COLL_CTAS", "-1", "0", "128", "129"},
         {"GSHMEM_COLL_PDL", "-1", "0", "1", "2"},
         {"GSHMEM_NRANKS", "-2", "-1", "2147483647", NULL},
     };
@@ -268,7 +268,7 @@ static void test_limits(void **state)
 static void test_all_reported(void **state)
 {
     static const char *bad[][2] = {
-        {"GSHMEM_MAX_TEAMS", "100"},       {"GSHMEM_BARRIER_RADIX", "1"},       {"GSHMEM_COLL_CTAS", "0"},
+        {"GSHMEM_MAX_TEAMS", "100"},       {"GSHMEM_BARRIER_RADIX", "1"},       {"GSHMEM_COLL_CTAS", "-1"},
         {"GSHMEM_SYMMETRIC_SIZE", "0"},    {"GSHMEM_BOOTSTRAP_TIMEOUT", "1e-300"}, {"GSHMEM_DEBUG_CHECKS", "2"},
         {"GSHMEM_COLL_PDL", "7"},          {"GSHMEM_DEVICE", "-3"},             {"GSHMEM_HEAP_GROWTH", "0"},
         {"GSHMEM_COLL_PROTO", "fast"},     {"GSHMEM_DEBUG", "loud"},
@@ -298,7 +298,7 @@ static void test_all_reported(void **state)
     assert_int_equal(gshmemi_env_load(fake_get, &env), GSHMEMI_ERR_INVALID);
     assert_int_equal(env.COLL_LL_MAX, 1 << 20);
     assert_int_equal(env.MAX_TEAMS, 32);
-    assert_int_equal(env.COLL_CTAS, 128);
+    assert_int_equal(env.COLL_CTAS, 0);
     assert_int_equal(env.SYMMETRIC_SIZE, 1ull << 30);
 }
 
