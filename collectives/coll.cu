@@ -140,9 +140,10 @@ static void coll_extents(const gshmemi_coll_args_t *a, int n, size_t *dbytes, si
 /* How many CTAs a DIRECT collective may take: set at init, the same on every PE (launch.h). */
 static gshmemi_direct_ctas_t direct_ctas = {GSHMEMI_COLL_SLICES, GSHMEMI_COLL_SLICES};
 
-static int clamp_ctas(int n) { return n < 1 ? 1 : n > GSHMEMI_COLL_SLICES ? GSHMEMI_COLL_SLICES : n; }
-
-extern "C" void gshmemi_coll_set_ctas(const gshmemi_direct_ctas_t *c) { direct_ctas = {clamp_ctas(c->most), clamp_ctas(c->bulk)}; }
+extern "C" void gshmemi_coll_set_ctas(const gshmemi_direct_ctas_t *c)
+{
+    direct_ctas = {gshmemi_clamp_ctas(c->most), gshmemi_clamp_ctas(c->bulk)};
+}
 
 /* Every on-stream kernel goes through here. With GSHMEM_COLL_PDL=1 it may launch while the
  * previous kernel of the stream finishes (programmatic dependent launch); the kernel's first act

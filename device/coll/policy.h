@@ -132,6 +132,9 @@ typedef struct gshmemi_direct_ctas {
 } gshmemi_direct_ctas_t;
 #define GSHMEMI_DIRECT_BULK_BYTES ((size_t)32 << 20)
 
+/* n CTAs within 1..GSHMEMI_COLL_SLICES. */
+GSHMEMI_HD_INLINE int gshmemi_clamp_ctas(int n) { return n < 1 ? 1 : n < GSHMEMI_COLL_SLICES ? n : GSHMEMI_COLL_SLICES; }
+
 /* The auto rule, from what this PE sees: `sms`, the SMs it may use (under MPS its share,
  * CUDA_MPS_ACTIVE_THREAD_PERCENTAGE), and `pes_on_gpu`, the PEs of the job on its GPU, this one
  * included. A PE alone on its GPU keeps every slice. PEs that share a GPU run each collective's
@@ -144,8 +147,7 @@ typedef struct gshmemi_direct_ctas {
 GSHMEMI_HD_INLINE gshmemi_direct_ctas_t gshmemi_direct_ctas_auto(int sms, int pes_on_gpu)
 {
     gshmemi_direct_ctas_t c = {GSHMEMI_COLL_SLICES, GSHMEMI_COLL_SLICES};
-    const int half = sms / 2;
-    if (pes_on_gpu > 1) c.most = half < 1 ? 1 : half < GSHMEMI_COLL_SLICES ? half : GSHMEMI_COLL_SLICES;
+    if (pes_on_gpu > 1) c.most = gshmemi_clamp_ctas(sms / 2);
     return c;
 }
 
