@@ -1,0 +1,131 @@
+/* The copy backend's choice among a destination's data streams (transports/proxy/lanes.c), driven
+ * with made-up copy times: which lane it tries, when it settles and on which, the margin that
+ * keeps the lane in use, stray samples, and the next round after GSHMEMI_LANES_SETTLED copies. */
+#include <stdio.h>
+
+#include "transports/proxy/lanes.h"
+
+static int failures;
+#define EXPECT(cond, ...)                                                                                          \
+    do {                                                                                                           \
+        if (!(cond)) {                                                                                             \
+            fprintf(stderr, "test_proxy_lanes: %s:%d: ", __FILE__, __LINE__);                                      \
+            fprintf(stderr, __VA_ARGS__);                                                                          \
+            fputc('\n', stderr);                                                                                   \
+            failures++;                                                                                            \
+        }                                                                                                          \
+    } while (0)
+
+#define MIB (1u << 20)
+
+/* One round: every lane in turn from the current one, GSHMEMI_LANES_SAMPLES copies of 16 MiB
+ * each, lane i taking us[i] microseconds a copy. Checks the lane under test before each sample
+ * and returns the lane settled on. */
+static int round_with(gshmemi_lanes_t *l, const double *us)
+{
+    const int first = l->cur;
+    int lane = l->cur;
+    for (int k = 0; k < l->n; k++) {
+        EXPECT(lane == (first + k) % l->n, "lane %d under test, expected %d", lane, (first + k) % l->n);
+        for (int s = 0; s < GSHMEMI_LANES_SAMPLES; s++) {
+            EXPECT(gshmemi_lanes_want_sample(l), "lane %d, sample %d: the round stopped early", lane, s);
+            const int next = gshmemi_lanes_note(l, lane, us[lane] * 1e3, 16 * MIB);
+            if (s < GSHMEMI_LANES_SAMPLES - 1) EXPECT(next == lane, "lane %d moved to %d after %d samples", lane, next, s + 1);
+            else if (k < l->n - 1) EXPECT(next == (first + k + 1) % l->n, "after lane %d: %d, expected the next lane", lane, next);
+            lane = next;
+        }
+    }
+    EXPECT(!gshmemi_lanes_want_sample(l), "still sampling after every lane was timed");
+    return lane;
+}
+
+static void test_one_lane(void)
+{
+    gshmemi_lanes_t l;
+    gshmemi_lanes_init(&l, 1);
+    EXPECT(!gshmemi_lanes_want_sample(&l), "one lane: nothing to time");
+    EXPECT(gshmemi_lanes_note(&l, 0, 1e4, 16 * MIB) == 0, "one lane: a sample moved it");
+    for (int i = 0; i < 3 * GSHMEMI_LANES_SETTLED; i++) gshmemi_lanes_posted(&l);
+    EXPECT(!gshmemi_lanes_want_sample(&l) && l.cur == 0, "one lane: a round started");
+}
+
+static void test_two_lanes(void)
+{
+    gshmemi_lanes_t l;
+    const double second_faster[2] = {11.0, 9.7}, first_faster[2] = {9.7, 11.0}, equal[2] = {9.8, 9.9};
+
+    gshmemi_lanes_init(&l, 2);
+    EXPECT(l.cur == 0 && gshmemi_lanes_want_sample(&l), "a round starts on lane 0");
+    EXPECT(round_with(&l, second_faster) == 1, "lane 1 is 12 %% faster: not chosen");
+
+    gshmemi_lanes_init(&l, 2);
+    EXPECT(round_with(&l, first_faster) == 0, "lane 0 is faster: not kept");
+
+    gshmemi_lanes_init(&l, 2);
+    EXPECT(round_with(&l, equal) == 0, "within the margin the lane the round started on stays");
+
+    /* the least sample of a lane counts: one slow outlier does not condemn it */
+    gshmemi_lanes_init(&l, 2);
+    gshmemi_lanes_note(&l, 0, 11.0e3, 16 * MIB);
+    gshmemi_lanes_note(&l, 0, 11.1e3, 16 * MIB);
+    EXPECT(gshmemi_lanes_note(&l, 0, 11.2e3, 16 * MIB) == 1, "lane 1 not tried after lane 0's samples");
+    gshmemi_lanes_note(&l, 1, 30.0e3, 16 * MIB);
+    gshmemi_lanes_note(&l, 1, 9.7e3, 16 * MIB);
+    EXPECT(gshmemi_lanes_note(&l, 1, 25.0e3, 16 * MIB) == 1, "lane 1's best (9.7 us) lost to 11.0");
+
+    /* time per byte: a 64 MiB copy in 40 us beats a 16 MiB one in 11 us */
+    gshmemi_lanes_init(&l, 2);
+    for (int s = 0; s < GSHMEMI_LANES_SAMPLES; s++) gshmemi_lanes_note(&l, 0, 11.0e3, 16 * MIB);
+    for (int s = 0; s < GSHMEMI_LANES_SAMPLES; s++) gshmemi_lanes_note(&l, 1, 40.0e3, 64 * MIB);
+    EXPECT(l.cur == 1, "compared per copy, not per byte");
+}
+
+static void test_stray_samples(void)
+{
+    gshmemi_lanes_t l;
+    gshmemi_lanes_init(&l, 2);
+    /* a sample of the lane not under test (in flight at a switch), empty or zero-time ones */
+    EXPECT(gshmemi_lanes_note(&l, 1, 1.0, 16 * MIB) == 0, "a sample of lane 1 counted while lane 0 is under test");
+    EXPECT(gshmemi_lanes_note(&l, 0, 1e4, 0) == 0 && gshmemi_lanes_note(&l, 0, 0.0, 16 * MIB) == 0, "an empty sample counted");
+    EXPECT(l.samples == 0, "%u samples counted, none valid", l.samples);
+    EXPECT(gshmemi_lanes_note(&l, 7, 1e4, 16 * MIB) == 0 && gshmemi_lanes_note(&l, -1, 1e4, 16 * MIB) == 0, "a lane out of range counted");
+    EXPECT(l.samples == 0, "a lane out of range counted");
+}
+
+static void test_next_round(void)
+{
+    gshmemi_lanes_t l;
+    const double second_faster[2] = {11.0, 9.7}, first_faster[2] = {9.7, 11.0};
+
+    gshmemi_lanes_init(&l, 2);
+    EXPECT(round_with(&l, second_faster) == 1, "first round");
+    /* untimed copies while settled; posted copies during a round do not count */
+    for (int i = 0; i < GSHMEMI_LANES_SETTLED - 1; i++) gshmemi_lanes_posted(&l);
+    EXPECT(!gshmemi_lanes_want_sample(&l), "a round started before %d copies", GSHMEMI_LANES_SETTLED);
+    gshmemi_lanes_posted(&l);
+    EXPECT(gshmemi_lanes_want_sample(&l) && l.cur == 1, "no round after %d copies, or it left lane 1", GSHMEMI_LANES_SETTLED);
+    /* the slow class moved: the second round starts on lane 1 and goes back to 0 */
+    EXPECT(round_with(&l, first_faster) == 0, "second round did not follow the change");
+}
+
+static void test_four_lanes(void)
+{
+    gshmemi_lanes_t l;
+    const double third_fastest[4] = {11.0, 11.1, 9.6, 11.0};
+    gshmemi_lanes_init(&l, 4);
+    EXPECT(round_with(&l, third_fastest) == 2, "four lanes: the fastest (2) not chosen");
+    gshmemi_lanes_init(&l, 9);
+    EXPECT(l.n == GSHMEMI_LANES_MAX, "9 lanes not clamped to %d", GSHMEMI_LANES_MAX);
+}
+
+int main(void)
+{
+    test_one_lane();
+    test_two_lanes();
+    test_stray_samples();
+    test_next_round();
+    test_four_lanes();
+    if (failures) fprintf(stderr, "test_proxy_lanes: %d failures\n", failures);
+    else printf("test_proxy_lanes: all passed\n");
+    return failures ? 1 : 0;
+}
