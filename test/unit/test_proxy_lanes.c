@@ -1,6 +1,7 @@
 /* The copy backend's choice among a destination's data streams (transports/proxy/lanes.c), driven
  * with made-up copy times: which lane it tries, when it settles and on which, the margin that
- * keeps the lane in use, stray samples, and the next round after GSHMEMI_LANES_SETTLED copies. */
+ * keeps the lane in use, stray samples, the settled lane's sampling and the round its slowing
+ * starts, and the next round after GSHMEMI_LANES_SETTLED copies. */
 #include <stdio.h>
 
 #include "transports/proxy/lanes.h"
@@ -28,14 +29,14 @@ static int round_with(gshmemi_lanes_t *l, const double *us)
     for (int k = 0; k < l->n; k++) {
         EXPECT(lane == (first + k) % l->n, "lane %d under test, expected %d", lane, (first + k) % l->n);
         for (int s = 0; s < GSHMEMI_LANES_SAMPLES; s++) {
-            EXPECT(gshmemi_lanes_want_sample(l), "lane %d, sample %d: the round stopped early", lane, s);
+            EXPECT(gshmemi_lanes_next_copy(l), "lane %d, sample %d: the round stopped early", lane, s);
             const int next = gshmemi_lanes_note(l, lane, us[lane] * 1e3, 16 * MIB);
             if (s < GSHMEMI_LANES_SAMPLES - 1) EXPECT(next == lane, "lane %d moved to %d after %d samples", lane, next, s + 1);
             else if (k < l->n - 1) EXPECT(next == (first + k + 1) % l->n, "after lane %d: %d, expected the next lane", lane, next);
             lane = next;
         }
     }
-    EXPECT(!gshmemi_lanes_want_sample(l), "still sampling after every lane was timed");
+    EXPECT(!gshmemi_lanes_measuring(l), "still measuring after every lane was timed");
     return lane;
 }
 
@@ -43,10 +44,10 @@ static void test_one_lane(void)
 {
     gshmemi_lanes_t l;
     gshmemi_lanes_init(&l, 1);
-    EXPECT(!gshmemi_lanes_want_sample(&l), "one lane: nothing to time");
+    EXPECT(!gshmemi_lanes_measuring(&l), "one lane: measuring");
     EXPECT(gshmemi_lanes_note(&l, 0, 1e4, 16 * MIB) == 0, "one lane: a sample moved it");
-    for (int i = 0; i < 3 * GSHMEMI_LANES_SETTLED; i++) gshmemi_lanes_posted(&l);
-    EXPECT(!gshmemi_lanes_want_sample(&l) && l.cur == 0, "one lane: a round started");
+    for (int i = 0; i < 3 * GSHMEMI_LANES_SETTLED; i++) EXPECT(!gshmemi_lanes_next_copy(&l), "one lane: copy %d to be timed", i);
+    EXPECT(!gshmemi_lanes_measuring(&l) && l.cur == 0, "one lane: a round started");
 }
 
 static void test_two_lanes(void)
@@ -55,7 +56,7 @@ static void test_two_lanes(void)
     const double second_faster[2] = {11.0, 9.7}, first_faster[2] = {9.7, 11.0}, equal[2] = {9.8, 9.9};
 
     gshmemi_lanes_init(&l, 2);
-    EXPECT(l.cur == 0 && gshmemi_lanes_want_sample(&l), "a round starts on lane 0");
+    EXPECT(l.cur == 0 && gshmemi_lanes_measuring(&l), "a round starts on lane 0");
     EXPECT(round_with(&l, second_faster) == 1, "lane 1 is 12 %% faster: not chosen");
 
     gshmemi_lanes_init(&l, 2);
@@ -96,16 +97,51 @@ static void test_next_round(void)
 {
     gshmemi_lanes_t l;
     const double second_faster[2] = {11.0, 9.7}, first_faster[2] = {9.7, 11.0};
+    int timed = 0;
 
     gshmemi_lanes_init(&l, 2);
     EXPECT(round_with(&l, second_faster) == 1, "first round");
-    /* untimed copies while settled; posted copies during a round do not count */
-    for (int i = 0; i < GSHMEMI_LANES_SETTLED - 1; i++) gshmemi_lanes_posted(&l);
-    EXPECT(!gshmemi_lanes_want_sample(&l), "a round started before %d copies", GSHMEMI_LANES_SETTLED);
-    gshmemi_lanes_posted(&l);
-    EXPECT(gshmemi_lanes_want_sample(&l) && l.cur == 1, "no round after %d copies, or it left lane 1", GSHMEMI_LANES_SETTLED);
+    /* settled: one copy in GSHMEMI_LANES_EVERY is timed, and the round comes after SETTLED */
+    for (int i = 0; i < GSHMEMI_LANES_SETTLED - 1; i++) timed += gshmemi_lanes_next_copy(&l);
+    EXPECT(timed == (GSHMEMI_LANES_SETTLED - 1) / GSHMEMI_LANES_EVERY, "%d of %d settled copies timed", timed, GSHMEMI_LANES_SETTLED - 1);
+    EXPECT(!gshmemi_lanes_measuring(&l), "a round started before %d copies", GSHMEMI_LANES_SETTLED);
+    EXPECT(gshmemi_lanes_next_copy(&l) && gshmemi_lanes_measuring(&l) && l.cur == 1, "no round after %d copies, or it left lane 1",
+           GSHMEMI_LANES_SETTLED);
     /* the slow class moved: the second round starts on lane 1 and goes back to 0 */
     EXPECT(round_with(&l, first_faster) == 0, "second round did not follow the change");
+}
+
+/* The settled lane slows down (another client queued work behind its waiting kernel): after
+ * GSHMEMI_LANES_WORSE slower samples in a row the next lane is tried at once, and kept if faster. */
+static void test_settled_lane_slows(void)
+{
+    gshmemi_lanes_t l;
+    const double equal[2] = {9.7, 9.8};
+
+    gshmemi_lanes_init(&l, 2);
+    EXPECT(round_with(&l, equal) == 0, "settles on lane 0");
+    /* within the margin, or a lone slow sample: stays settled */
+    for (int i = 0; i < 10; i++) gshmemi_lanes_note(&l, 0, (i % 2 ? 10.0 : 11.0) * 1e3, 16 * MIB);
+    EXPECT(!gshmemi_lanes_measuring(&l) && l.cur == 0, "alternating samples started a round");
+    /* slower in a row: lane 1 under test at once, its samples decide */
+    for (int i = 0; i < GSHMEMI_LANES_WORSE - 1; i++)
+        EXPECT(gshmemi_lanes_note(&l, 0, 11.0e3, 16 * MIB) == 0, "left lane 0 after %d slower samples", i + 1);
+    EXPECT(gshmemi_lanes_note(&l, 0, 11.2e3, 16 * MIB) == 1 && gshmemi_lanes_measuring(&l), "%d slower samples in a row: lane 1 not tried",
+           GSHMEMI_LANES_WORSE);
+    for (int s = 0; s < GSHMEMI_LANES_SAMPLES; s++) gshmemi_lanes_note(&l, 1, 9.8e3, 16 * MIB);
+    EXPECT(!gshmemi_lanes_measuring(&l) && l.cur == 1, "lane 1 (9.8 us) not kept against lane 0 (11.0)");
+    /* both slowed alike: back and forth ends on the lane it was on */
+    gshmemi_lanes_init(&l, 2);
+    round_with(&l, equal);
+    for (int i = 0; i < GSHMEMI_LANES_WORSE; i++) gshmemi_lanes_note(&l, 0, 11.0e3, 16 * MIB);
+    for (int s = 0; s < GSHMEMI_LANES_SAMPLES; s++) gshmemi_lanes_note(&l, 1, 11.1e3, 16 * MIB);
+    EXPECT(!gshmemi_lanes_measuring(&l) && l.cur == 0, "both lanes slow alike: moved to lane %d", l.cur);
+    /* the settled time follows a faster lane down, so a later slowing is seen against it */
+    gshmemi_lanes_init(&l, 2);
+    round_with(&l, (const double[2]){11.0, 11.0});
+    gshmemi_lanes_note(&l, 0, 9.7e3, 16 * MIB);
+    for (int i = 0; i < GSHMEMI_LANES_WORSE; i++) gshmemi_lanes_note(&l, 0, 11.0e3, 16 * MIB);
+    EXPECT(gshmemi_lanes_measuring(&l) && l.cur == 1, "slowed from 9.7 to 11.0 us after settling at 11.0: no round");
 }
 
 static void test_four_lanes(void)
@@ -124,6 +160,7 @@ int main(void)
     test_two_lanes();
     test_stray_samples();
     test_next_round();
+    test_settled_lane_slows();
     test_four_lanes();
     if (failures) fprintf(stderr, "test_proxy_lanes: %d failures\n", failures);
     else printf("test_proxy_lanes: all passed\n");

@@ -44,13 +44,20 @@
 
 #define STAGING_SLOTS 4096         /* 1- and 2-byte values in flight */
 #define TIMED_COPY_BYTES (4u << 20) /* copies from this size are timed to choose a data stream */
+#define TIMED_SLOTS 16              /* timed copies in flight per destination */
 
-/* One destination's choice of data stream and the timed copy in flight, if any. */
+/* A timed copy: events around it on its stream. */
+typedef struct timed_copy {
+    cudaEvent_t t0, t1;
+    size_t bytes;
+    int lane;
+} timed_copy_t;
+
+/* One destination's choice of data stream and its timed copies in flight, oldest first. */
 typedef struct copy_dest {
     gshmemi_lanes_t lanes;
-    cudaEvent_t t0, t1; /* around the timed copy (made at connect when there are lanes to choose) */
-    size_t timed_bytes; /* 0: no timed copy in flight */
-    int timed_lane;
+    timed_copy_t timed[TIMED_SLOTS]; /* events made at connect when there are lanes to choose */
+    unsigned timed_head, timed_tail; /* in flight: [head, tail) modulo TIMED_SLOTS */
 } copy_dest_t;
 
 struct gshmemi_proxy_backend {
@@ -161,9 +168,9 @@ static int make_streams(gshmemi_proxy_backend_t *be, int pe, int from, int to)
         GSHMEMI_CUDACHECK(cudaStreamCreateWithPriority(&be->stream[i], cudaStreamNonBlocking, greatest));
         GSHMEMI_CUDACHECK(cudaEventCreateWithFlags(&be->event[i], cudaEventDisableTiming));
     }
-    if (from == 0 && be->lanes > 1) {
-        GSHMEMI_CUDACHECK(cudaEventCreate(&be->dest[pe].t0));
-        GSHMEMI_CUDACHECK(cudaEventCreate(&be->dest[pe].t1));
+    for (int k = 0; from == 0 && be->lanes > 1 && k < TIMED_SLOTS; k++) {
+        GSHMEMI_CUDACHECK(cudaEventCreate(&be->dest[pe].timed[k].t0));
+        GSHMEMI_CUDACHECK(cudaEventCreate(&be->dest[pe].timed[k].t1));
     }
     return GSHMEMI_OK;
 }
@@ -277,46 +284,49 @@ static int switch_lane(gshmemi_proxy_backend_t *be, int pe, int from, int to)
     return GSHMEMI_OK;
 }
 
-/* The timed copy of pe, once complete: its time goes to the choice of lane, which may switch. */
+/* pe's timed copies that are complete, oldest first: their times go to the choice of lane, which
+ * may switch. */
 static int harvest(gshmemi_proxy_backend_t *be, int pe)
 {
     copy_dest_t *d = &be->dest[pe];
-    float ms = 0;
 
-    if (!d->timed_bytes) return GSHMEMI_OK;
-    cudaError_t err = cudaEventQuery(d->t1);
-    if (err == cudaErrorNotReady) return GSHMEMI_OK;
-    if (err == cudaSuccess) err = cudaEventElapsedTime(&ms, d->t0, d->t1);
-    if (err != cudaSuccess) return check(err, "timing a copy", pe);
-    const int before = d->lanes.cur, lane = d->timed_lane;
-    const size_t bytes = d->timed_bytes;
-    d->timed_bytes = 0;
-    const int now = gshmemi_lanes_note(&d->lanes, lane, (double)ms * 1e6, bytes);
-    return now == before ? GSHMEMI_OK : switch_lane(be, pe, before, now);
+    while (d->timed_head != d->timed_tail) {
+        timed_copy_t *t = &d->timed[d->timed_head % TIMED_SLOTS];
+        float ms = 0;
+        cudaError_t err = cudaEventQuery(t->t1);
+        if (err == cudaErrorNotReady) return GSHMEMI_OK;
+        if (err == cudaSuccess) err = cudaEventElapsedTime(&ms, t->t0, t->t1);
+        if (err != cudaSuccess) return check(err, "timing a copy", pe);
+        d->timed_head++;
+        const int before = d->lanes.cur;
+        const int now = gshmemi_lanes_note(&d->lanes, t->lane, (double)ms * 1e6, t->bytes);
+        if (now != before) GSHMEMI_CHECK(switch_lane(be, pe, before, now));
+    }
+    return GSHMEMI_OK;
 }
 
-/* A put's or get's copy on pe's data stream. From TIMED_COPY_BYTES, while the choice of lane
- * measures, it is timed when it queues behind other work (then its events bracket GPU time, not
- * the proxy's posting); one timed copy at a time per destination. */
+/* A put's or get's copy on pe's data stream. From TIMED_COPY_BYTES, when the choice of lane asks,
+ * it is timed if it queues behind other work (then its events bracket GPU time, not the proxy's
+ * posting) and a slot is free. */
 static int post_copy(gshmemi_proxy_backend_t *be, int pe, void *dst, const void *src, size_t n, const void *local, const char *what)
 {
     copy_dest_t *d = &be->dest[pe];
-    int timed = 0;
+    timed_copy_t *t = NULL;
 
     GSHMEMI_CHECK(harvest(be, pe));
     const int lane = data_slot(be, pe);
     cudaStream_t s = stream_of(be, pe, lane);
     if (!s) return GSHMEMI_ERR_CUDA;
-    if (be->lanes > 1 && n >= TIMED_COPY_BYTES) {
-        if (!gshmemi_lanes_want_sample(&d->lanes)) gshmemi_lanes_posted(&d->lanes);
-        else if (!d->timed_bytes && cudaStreamQuery(s) == cudaErrorNotReady) timed = 1;
-    }
-    if (timed) GSHMEMI_CHECK(check(cudaEventRecord(d->t0, s), "timing a copy", pe));
+    if (be->lanes > 1 && n >= TIMED_COPY_BYTES && gshmemi_lanes_next_copy(&d->lanes) && d->timed_tail - d->timed_head < TIMED_SLOTS &&
+        cudaStreamQuery(s) == cudaErrorNotReady)
+        t = &d->timed[d->timed_tail % TIMED_SLOTS];
+    if (t) GSHMEMI_CHECK(check(cudaEventRecord(t->t0, s), "timing a copy", pe));
     GSHMEMI_CHECK(copy_bytes(be, dst, src, n, local, pe, what, s));
-    if (timed) {
-        GSHMEMI_CHECK(check(cudaEventRecord(d->t1, s), "timing a copy", pe));
-        d->timed_bytes = n;
-        d->timed_lane = lane;
+    if (t) {
+        GSHMEMI_CHECK(check(cudaEventRecord(t->t1, s), "timing a copy", pe));
+        t->bytes = n;
+        t->lane = lane;
+        d->timed_tail++;
     }
     return GSHMEMI_OK;
 }
@@ -441,10 +451,11 @@ static void copy_close(gshmemi_proxy_backend_t *be)
         }
         if (be->event[i]) cudaEventDestroy(be->event[i]);
     }
-    for (int pe = 0; be->dest && pe < be->ctx->n_pes; pe++) {
-        if (be->dest[pe].t0) cudaEventDestroy(be->dest[pe].t0);
-        if (be->dest[pe].t1) cudaEventDestroy(be->dest[pe].t1);
-    }
+    for (int pe = 0; be->dest && pe < be->ctx->n_pes; pe++)
+        for (int k = 0; k < TIMED_SLOTS; k++) {
+            if (be->dest[pe].timed[k].t0) cudaEventDestroy(be->dest[pe].timed[k].t0);
+            if (be->dest[pe].timed[k].t1) cudaEventDestroy(be->dest[pe].timed[k].t1);
+        }
     if (be->staging) cudaFreeHost(be->staging);
     leave(be);
     if (be->own) (void)gshmemi_cu.cuCtxDestroy(be->own);
