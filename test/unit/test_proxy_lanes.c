@@ -53,7 +53,7 @@ static void test_one_lane(void)
 static void test_two_lanes(void)
 {
     gshmemi_lanes_t l;
-    const double second_faster[2] = {11.0, 9.7}, first_faster[2] = {9.7, 11.0}, equal[2] = {9.8, 9.9};
+    const double second_faster[2] = {11.0, 9.7}, first_faster[2] = {9.7, 11.0}, equal[2] = {9.8, 10.1};
 
     gshmemi_lanes_init(&l, 2);
     EXPECT(l.cur == 0 && gshmemi_lanes_measuring(&l), "a round starts on lane 0");
@@ -65,14 +65,13 @@ static void test_two_lanes(void)
     gshmemi_lanes_init(&l, 2);
     EXPECT(round_with(&l, equal) == 0, "within the margin the lane the round started on stays");
 
-    /* the least sample of a lane counts: one slow outlier does not condemn it */
+    /* medians decide: two fast outliers on the slow lane and two slow ones on the fast lane */
+    const double slow[GSHMEMI_LANES_SAMPLES] = {11.0, 8.0, 11.1, 8.1, 11.2}, fast[GSHMEMI_LANES_SAMPLES] = {30.0, 9.7, 25.0, 9.8, 9.9};
     gshmemi_lanes_init(&l, 2);
-    gshmemi_lanes_note(&l, 0, 11.0e3, 16 * MIB);
-    gshmemi_lanes_note(&l, 0, 11.1e3, 16 * MIB);
-    EXPECT(gshmemi_lanes_note(&l, 0, 11.2e3, 16 * MIB) == 1, "lane 1 not tried after lane 0's samples");
-    gshmemi_lanes_note(&l, 1, 30.0e3, 16 * MIB);
-    gshmemi_lanes_note(&l, 1, 9.7e3, 16 * MIB);
-    EXPECT(gshmemi_lanes_note(&l, 1, 25.0e3, 16 * MIB) == 1, "lane 1's best (9.7 us) lost to 11.0");
+    for (int s = 0; s < GSHMEMI_LANES_SAMPLES; s++) gshmemi_lanes_note(&l, 0, slow[s] * 1e3, 16 * MIB);
+    EXPECT(l.cur == 1, "lane 1 not tried after lane 0's samples");
+    for (int s = 0; s < GSHMEMI_LANES_SAMPLES; s++) gshmemi_lanes_note(&l, 1, fast[s] * 1e3, 16 * MIB);
+    EXPECT(!gshmemi_lanes_measuring(&l) && l.cur == 1, "lane 1 (median 9.9 us) lost to lane 0 (median 11.0)");
 
     /* time per byte: a 64 MiB copy in 40 us beats a 16 MiB one in 11 us */
     gshmemi_lanes_init(&l, 2);
@@ -88,9 +87,8 @@ static void test_stray_samples(void)
     /* a sample of the lane not under test (in flight at a switch), empty or zero-time ones */
     EXPECT(gshmemi_lanes_note(&l, 1, 1.0, 16 * MIB) == 0, "a sample of lane 1 counted while lane 0 is under test");
     EXPECT(gshmemi_lanes_note(&l, 0, 1e4, 0) == 0 && gshmemi_lanes_note(&l, 0, 0.0, 16 * MIB) == 0, "an empty sample counted");
-    EXPECT(l.samples == 0, "%u samples counted, none valid", l.samples);
     EXPECT(gshmemi_lanes_note(&l, 7, 1e4, 16 * MIB) == 0 && gshmemi_lanes_note(&l, -1, 1e4, 16 * MIB) == 0, "a lane out of range counted");
-    EXPECT(l.samples == 0, "a lane out of range counted");
+    EXPECT(l.count == 0, "%u samples counted, none valid", l.count);
 }
 
 static void test_next_round(void)
@@ -111,37 +109,39 @@ static void test_next_round(void)
     EXPECT(round_with(&l, first_faster) == 0, "second round did not follow the change");
 }
 
-/* The settled lane slows down (another client queued work behind its waiting kernel): after
- * GSHMEMI_LANES_WORSE slower samples in a row the next lane is tried at once, and kept if faster. */
+/* Settled samples of lane 0, us each; returns the lane after them. */
+static int settled_samples(gshmemi_lanes_t *l, const double *us, int n)
+{
+    for (int i = 0; i < n; i++) gshmemi_lanes_note(l, l->cur, us[i] * 1e3, 16 * MIB);
+    return l->cur;
+}
+
+/* The settled lane slows down (another client queued work behind its waiting kernel): a window
+ * whose median is slower by more than GSHMEMI_LANES_SLOWER_PCT tries the next lane at once, kept
+ * if faster; copy-to-copy spread alone starts no round. */
 static void test_settled_lane_slows(void)
 {
     gshmemi_lanes_t l;
     const double equal[2] = {9.7, 9.8};
+    const double spread[GSHMEMI_LANES_SAMPLES] = {9.7, 11.5, 10.0, 12.0, 10.3}; /* median 10.3: +6 % */
+    const double slowed[GSHMEMI_LANES_SAMPLES] = {11.0, 10.0, 11.2, 11.3, 10.9}; /* median 11.0: +13 % */
 
     gshmemi_lanes_init(&l, 2);
     EXPECT(round_with(&l, equal) == 0, "settles on lane 0");
-    /* within the margin, or a lone slow sample: stays settled */
-    for (int i = 0; i < 10; i++) gshmemi_lanes_note(&l, 0, (i % 2 ? 10.0 : 11.0) * 1e3, 16 * MIB);
-    EXPECT(!gshmemi_lanes_measuring(&l) && l.cur == 0, "alternating samples started a round");
-    /* slower in a row: lane 1 under test at once, its samples decide */
-    for (int i = 0; i < GSHMEMI_LANES_WORSE - 1; i++)
-        EXPECT(gshmemi_lanes_note(&l, 0, 11.0e3, 16 * MIB) == 0, "left lane 0 after %d slower samples", i + 1);
-    EXPECT(gshmemi_lanes_note(&l, 0, 11.2e3, 16 * MIB) == 1 && gshmemi_lanes_measuring(&l), "%d slower samples in a row: lane 1 not tried",
-           GSHMEMI_LANES_WORSE);
+    for (int k = 0; k < 4; k++) EXPECT(settled_samples(&l, spread, GSHMEMI_LANES_SAMPLES) == 0, "spread alone moved it (window %d)", k);
+    EXPECT(!gshmemi_lanes_measuring(&l), "spread alone started a round");
+    EXPECT(settled_samples(&l, slowed, GSHMEMI_LANES_SAMPLES - 1) == 0, "moved before the window was full");
+    EXPECT(settled_samples(&l, slowed + GSHMEMI_LANES_SAMPLES - 1, 1) == 1 && gshmemi_lanes_measuring(&l), "slowed by 13 %%: lane 1 not tried");
     for (int s = 0; s < GSHMEMI_LANES_SAMPLES; s++) gshmemi_lanes_note(&l, 1, 9.8e3, 16 * MIB);
     EXPECT(!gshmemi_lanes_measuring(&l) && l.cur == 1, "lane 1 (9.8 us) not kept against lane 0 (11.0)");
-    /* both slowed alike: back and forth ends on the lane it was on */
+
+    /* both slowed alike: tried, and back on the lane it was on */
     gshmemi_lanes_init(&l, 2);
     round_with(&l, equal);
-    for (int i = 0; i < GSHMEMI_LANES_WORSE; i++) gshmemi_lanes_note(&l, 0, 11.0e3, 16 * MIB);
+    settled_samples(&l, slowed, GSHMEMI_LANES_SAMPLES);
+    EXPECT(l.cur == 1 && gshmemi_lanes_measuring(&l), "slowed: lane 1 not tried");
     for (int s = 0; s < GSHMEMI_LANES_SAMPLES; s++) gshmemi_lanes_note(&l, 1, 11.1e3, 16 * MIB);
     EXPECT(!gshmemi_lanes_measuring(&l) && l.cur == 0, "both lanes slow alike: moved to lane %d", l.cur);
-    /* the settled time follows a faster lane down, so a later slowing is seen against it */
-    gshmemi_lanes_init(&l, 2);
-    round_with(&l, (const double[2]){11.0, 11.0});
-    gshmemi_lanes_note(&l, 0, 9.7e3, 16 * MIB);
-    for (int i = 0; i < GSHMEMI_LANES_WORSE; i++) gshmemi_lanes_note(&l, 0, 11.0e3, 16 * MIB);
-    EXPECT(gshmemi_lanes_measuring(&l) && l.cur == 1, "slowed from 9.7 to 11.0 us after settling at 11.0: no round");
 }
 
 static void test_four_lanes(void)

@@ -5,9 +5,8 @@ static void start_round(gshmemi_lanes_t *l)
 {
     l->first = l->cur;
     l->trying = 0;
-    l->samples = 0;
-    l->worse = 0;
-    for (int i = 0; i < GSHMEMI_LANES_MAX; i++) l->best_ns_per_byte[i] = -1.0;
+    l->count = 0;
+    for (int i = 0; i < GSHMEMI_LANES_MAX; i++) l->median[i] = -1.0;
 }
 
 void gshmemi_lanes_init(gshmemi_lanes_t *l, int n)
@@ -38,23 +37,28 @@ int gshmemi_lanes_next_copy(gshmemi_lanes_t *l)
 
 static int under_test(const gshmemi_lanes_t *l) { return (l->first + l->trying) % l->n; }
 
-static int slower(double v, double than) { return v > than * (1.0 + GSHMEMI_LANES_MARGIN_PCT / 100.0); }
-
-/* A sample of the settled lane. Slower than it was, GSHMEMI_LANES_WORSE times in a row: a new
- * round, in which the settled lane counts as timed (at the least of those samples) and the next
- * lane is tried at once. */
-static int note_settled(gshmemi_lanes_t *l, double v)
+static double median_of(const double *v, unsigned n)
 {
-    if (!slower(v, l->settled)) {
-        l->worse = 0;
-        if (v < l->settled) l->settled = v;
-        return l->cur;
+    double s[GSHMEMI_LANES_SAMPLES];
+    for (unsigned i = 0; i < n; i++) { /* insertion sort: n is 5 */
+        unsigned j = i;
+        for (; j > 0 && s[j - 1] > v[i]; j--) s[j] = s[j - 1];
+        s[j] = v[i];
     }
-    if (l->worse == 0 || v < l->worse_best) l->worse_best = v;
-    if (++l->worse < GSHMEMI_LANES_WORSE) return l->cur;
-    const double seen = l->worse_best;
+    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+static int exceeds(double v, double than, int pct) { return v > than * (1.0 + pct / 100.0); }
+
+/* The settled lane's window is full: slower than the round found it, a new round at the next
+ * lane (the window stands for the settled one); else the window starts again. */
+static int settled_window(gshmemi_lanes_t *l)
+{
+    const double m = median_of(l->window, l->count);
+    l->count = 0;
+    if (!exceeds(m, l->settled, GSHMEMI_LANES_SLOWER_PCT)) return l->cur;
     start_round(l);
-    l->best_ns_per_byte[l->cur] = seen;
+    l->median[l->cur] = m;
     l->trying = 1;
     return l->cur = under_test(l);
 }
@@ -62,20 +66,20 @@ static int note_settled(gshmemi_lanes_t *l, double v)
 int gshmemi_lanes_note(gshmemi_lanes_t *l, int lane, double ns, size_t bytes)
 {
     if (l->n == 1 || lane != l->cur || bytes == 0 || !(ns > 0)) return l->cur;
-    const double v = ns / (double)bytes;
-    if (!gshmemi_lanes_measuring(l)) return note_settled(l, v);
-    double *best = l->best_ns_per_byte;
-    if (best[lane] < 0 || v < best[lane]) best[lane] = v;
-    if (++l->samples < GSHMEMI_LANES_SAMPLES) return l->cur;
-    l->samples = 0;
+    l->window[l->count++] = ns / (double)bytes;
+    if (l->count < GSHMEMI_LANES_SAMPLES) return l->cur;
+    if (!gshmemi_lanes_measuring(l)) return settled_window(l);
+    l->median[lane] = median_of(l->window, l->count);
+    l->count = 0;
     if (++l->trying < l->n) return l->cur = under_test(l);
     /* every lane timed: the fastest, unless the one the round started on is within the margin */
+    const double *m = l->median;
     int win = l->first;
     for (int i = 0; i < l->n; i++)
-        if (best[i] >= 0 && best[i] < best[win]) win = i;
-    if (!slower(best[l->first], best[win])) win = l->first;
+        if (m[i] >= 0 && m[i] < m[win]) win = i;
+    if (!exceeds(m[l->first], m[win], GSHMEMI_LANES_MARGIN_PCT)) win = l->first;
     l->cur = win;
-    l->settled = best[win];
+    l->settled = m[win];
     l->settled_left = GSHMEMI_LANES_SETTLED;
     l->since_sample = 0;
     return l->cur;
