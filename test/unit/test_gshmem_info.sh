@@ -14,7 +14,7 @@ err=$(cat "${TMPDIR:-/tmp}/gshmem_info.$$"); rm -f "${TMPDIR:-/tmp}/gshmem_info.
 grep -q '^GSHMEM_MAX_TEAMS .*accepts 4\.\.64' <<<"$out" || fail "does not print GSHMEM_MAX_TEAMS's range: $out"
 
 bad=(GSHMEM_MAX_TEAMS=65 GSHMEM_BARRIER_RADIX=33 GSHMEM_COLL_CTAS=-1 GSHMEM_SYMMETRIC_SIZE=0 GSHMEM_BOOTSTRAP_TIMEOUT=1e-300
-     GSHMEM_DEBUG_CHECKS=2 GSHMEM_COLL_PDL=-1 GSHMEM_HEAP_GROWTH=0 GSHMEM_PROXY_DATA_STREAMS=5)
+     GSHMEM_DEBUG_CHECKS=2 GSHMEM_COLL_PDL=-1 GSHMEM_HEAP_GROWTH=0)
 err=$("${clean[@]}" "${bad[@]}" "$info" 2>&1 >/dev/null)
 rc=$?
 [ $rc -ne 0 ] || fail "exits 0 with ${bad[*]}"

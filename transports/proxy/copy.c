@@ -2,25 +2,18 @@
  * another host by GSHMEM_HOST_ID). P2P maps their heaps here whether or not it serves them
  * (ctx->host_view), so data moves with the copy engine between mapped addresses.
  *
- * Streams per destination PE, all at the highest priority: its data streams ("lanes", one in use
- * at a time), then its atomic stream. The data stream carries copies and values: 4- and 8-byte
- * values (flags, credits, signal sets) as stream memory operations, 1- and 2-byte ones as copies
- * from a pinned staging ring, so nothing on it needs an SM. The atomic stream carries the
- * one-thread kernels of the other atomics (copy_kernels.cu), each after an event of the data
- * stream, so a signal lands after its data. A kernel waits for a free SM: kept apart, a device
- * kernel that holds every SM while it waits for a flag or a copy cannot stall them behind an
- * atomic. A fence makes the data streams wait for the atomics too.
+ * Two streams per destination PE, both at the highest priority. The data stream carries copies
+ * and values: 4- and 8-byte values (flags, credits, signal sets) as stream memory operations,
+ * 1- and 2-byte ones as copies from a pinned staging ring, so nothing on it needs an SM. The
+ * atomic stream carries the one-thread kernels of the other atomics (copy_kernels.cu), each after
+ * an event of the data stream, so a signal lands after its data. A kernel waits for a free SM:
+ * kept apart, a device kernel that holds every SM while it waits for a flag or a copy cannot
+ * stall them behind an atomic. A fence makes the data streams wait for the atomics too.
  *
- * Why more than one data stream (GSHMEM_PROXY_DATA_STREAMS, default 2). Measured on an H100
- * under MPS: while a kernel of another MPS client runs with more work queued behind it on its
- * stream (put_bw's kernel waiting in shmem_quiet with an event record behind it, or a barrier
- * kernel), the streams of a context fall into two classes, alternating as they are made, and
- * copies on the streams of one class take 12-14 % longer (16 MiB: 11.0 against 9.7 us; the SM
- * copy kernel and the copy-engine hint alike). Which class is slowed depends on the stream the
- * other client waits on, so it cannot be chosen in advance. Each destination's data streams are
- * made back to back, and large copies queued behind other work are timed on each in turn: the
- * faster carries the data (lanes.c), measured again every 1024 large copies. A switch orders the
- * new stream after the old one with an event, so the order per destination holds.
+ * Measured under MPS: a kernel waiting with work queued behind it on its stream (put_bw's, in
+ * shmem_quiet) slows the copies of every stream in its class by about 13 %, in any context, and
+ * streams alternate between two classes as they are made. A second data stream chosen by timing
+ * did not help (README, Transports, session 35).
  *
  * Under MPS (how PEs share one GPU) the backend works in a CUDA context of its own. Measured on
  * an H100 under MPS: a stream write or copy posted on a stream of the application's context can
@@ -40,42 +33,20 @@
 #include "../route.h"
 #include "backend.h"
 #include "copy.h"
-#include "lanes.h"
 
-#define STAGING_SLOTS 4096         /* 1- and 2-byte values in flight */
-#define TIMED_COPY_BYTES (4u << 20) /* copies from this size are timed to choose a data stream */
-#define TIMED_SLOTS 16              /* timed copies in flight per destination */
+#define STAGING_SLOTS 4096 /* 1- and 2-byte values in flight */
 
-/* A timed copy: events around it on its stream. */
-typedef struct timed_copy {
-    cudaEvent_t t0, t1;
-    size_t bytes;
-    int lane;
-} timed_copy_t;
-
-/* One destination's choice of data stream and its timed copies in flight, oldest first. */
-typedef struct copy_dest {
-    gshmemi_lanes_t lanes;
-    timed_copy_t timed[TIMED_SLOTS]; /* events made at connect when there are lanes to choose */
-    unsigned timed_head, timed_tail; /* in flight: [head, tail) modulo TIMED_SLOTS */
-} copy_dest_t;
+enum { DATA = 0, ATOMIC = 1 };
 
 struct gshmemi_proxy_backend {
     gshmemi_transport_ctx_t *ctx;
     CUcontext own;        /* the backend's own context, or NULL: it works in the application's */
-    int lanes;            /* data streams per destination */
-    int per_pe;           /* streams per destination: the lanes, then the atomic one */
-    cudaStream_t *stream; /* [n_pes][per_pe] of the peers served, made at connect */
-    cudaEvent_t *event;   /* [n_pes][per_pe] ordering points between a PE's streams */
-    char *busy;           /* [n_pes][per_pe] work posted since the stream was last seen idle */
-    copy_dest_t *dest;    /* [n_pes] */
+    cudaStream_t *stream; /* [n_pes][2] (DATA, ATOMIC) of the peers served, made at connect */
+    cudaEvent_t *event;   /* [n_pes][2] ordering points between a PE's two streams */
+    char *busy;           /* [n_pes][2] work posted since the stream was last seen idle */
     uint64_t *staging;    /* pinned [STAGING_SLOTS] */
     unsigned staging_next;
 };
-
-/* A stream of a destination: its data stream now, or its atomic stream. */
-static int data_slot(const gshmemi_proxy_backend_t *be, int pe) { return be->dest[pe].lanes.cur; }
-static int atomic_slot(const gshmemi_proxy_backend_t *be) { return be->lanes; }
 
 /* Makes the backend's context current on this thread until leave(); nothing without one. */
 static int enter(gshmemi_proxy_backend_t *be)
@@ -122,21 +93,17 @@ static int open_in_context(gshmemi_proxy_backend_t *be)
 static int copy_open(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **out, void *my_blob)
 {
     gshmemi_proxy_backend_t *be = calloc(1, sizeof(*be));
+    const size_t n = 2 * (size_t)ctx->n_pes;
     int rc;
 
     (void)my_blob;
     *out = be; /* the caller closes it, also after a failure here */
     if (!be) return GSHMEMI_ERR_NOMEM;
     be->ctx = ctx;
-    be->lanes = gshmemi_env.PROXY_DATA_STREAMS;
-    be->per_pe = be->lanes + 1;
-    const size_t n = (size_t)be->per_pe * (size_t)ctx->n_pes;
     be->stream = calloc(n, sizeof(*be->stream));
     be->event = calloc(n, sizeof(*be->event));
     be->busy = calloc(n, 1);
-    be->dest = calloc((size_t)ctx->n_pes, sizeof(*be->dest));
-    if (!be->stream || !be->event || !be->busy || !be->dest) return GSHMEMI_ERR_NOMEM;
-    for (int pe = 0; pe < ctx->n_pes; pe++) gshmemi_lanes_init(&be->dest[pe].lanes, be->lanes);
+    if (!be->stream || !be->event || !be->busy) return GSHMEMI_ERR_NOMEM;
     if (wants_own_context(ctx)) {
         CUcontext popped;
         GSHMEMI_CUCHECK(cuCtxCreate_12(&be->own, NULL, 0, 0, ctx->cudev)); /* current on this thread until popped */
@@ -155,22 +122,16 @@ static int copy_attach(gshmemi_proxy_backend_t *be)
     return GSHMEMI_OK;
 }
 
-static size_t slot_index(const gshmemi_proxy_backend_t *be, int pe, int slot) { return (size_t)be->per_pe * (size_t)pe + (size_t)slot; }
-
-/* Streams [from, to) of pe, at the highest priority (a request's copy or atomic goes ahead of the
- * application's queued work), with their events; the data streams also get their timing events. */
-static int make_streams(gshmemi_proxy_backend_t *be, int pe, int from, int to)
+/* Both streams of pe, at the highest priority (a request's copy or atomic goes ahead of the
+ * application's queued work), with their events. */
+static int make_streams(gshmemi_proxy_backend_t *be, int pe)
 {
     int least = 0, greatest = 0;
     GSHMEMI_CUDACHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    for (int slot = from; slot < to; slot++) {
-        const size_t i = slot_index(be, pe, slot);
+    for (int which = DATA; which <= ATOMIC; which++) {
+        const size_t i = 2 * (size_t)pe + which;
         GSHMEMI_CUDACHECK(cudaStreamCreateWithPriority(&be->stream[i], cudaStreamNonBlocking, greatest));
         GSHMEMI_CUDACHECK(cudaEventCreateWithFlags(&be->event[i], cudaEventDisableTiming));
-    }
-    for (int k = 0; from == 0 && be->lanes > 1 && k < TIMED_SLOTS; k++) {
-        GSHMEMI_CUDACHECK(cudaEventCreate(&be->dest[pe].timed[k].t0));
-        GSHMEMI_CUDACHECK(cudaEventCreate(&be->dest[pe].timed[k].t1));
     }
     return GSHMEMI_OK;
 }
@@ -185,21 +146,15 @@ static int copy_connect(gshmemi_proxy_backend_t *be, const void *blobs, const in
 
     (void)blobs;
     GSHMEMI_CHECK(enter(be));
-    /* every data stream first, each destination's back to back: in the backend's own context
-     * nothing else makes streams, so a destination's first two fall into the two classes */
-    for (int pass = 0; pass < 2 && rc == GSHMEMI_OK; pass++)
-        for (int pe = 0; pe < be->ctx->n_pes && rc == GSHMEMI_OK; pe++) {
-            if (serve ? !serve[pe] : be->ctx->route[pe] != GSHMEMI_ROUTE_PROXY_COPY) continue;
-            if (!be->ctx->host_view[pe]) {
-                GSHMEMI_ERROR("proxy", "copy backend: PE %d's heap is not mapped here", pe);
-                rc = GSHMEMI_ERR_UNSUPPORTED;
-            } else {
-                rc = pass == 0 ? make_streams(be, pe, 0, be->lanes) : make_streams(be, pe, be->lanes, be->per_pe);
-            }
+    for (int pe = 0; pe < be->ctx->n_pes && rc == GSHMEMI_OK; pe++) {
+        if (serve ? !serve[pe] : be->ctx->route[pe] != GSHMEMI_ROUTE_PROXY_COPY) continue;
+        if (!be->ctx->host_view[pe]) {
+            GSHMEMI_ERROR("proxy", "copy backend: PE %d's heap is not mapped here", pe);
+            rc = GSHMEMI_ERR_UNSUPPORTED;
+        } else {
+            rc = make_streams(be, pe);
         }
-    if (rc == GSHMEMI_OK && be->lanes > 1)
-        GSHMEMI_INFO("proxy", "copy backend: %d data streams a destination, copies of %u MiB or more timed to choose one", be->lanes,
-                     TIMED_COPY_BYTES >> 20);
+    }
     leave(be);
     return rc;
 }
@@ -210,10 +165,10 @@ static int copy_register_chunk(gshmemi_proxy_backend_t *be, const gshmemi_heap_c
     return GSHMEMI_OK;
 }
 
-/* Stream `slot` of pe (made at connect), marked busy. */
-static cudaStream_t stream_of(gshmemi_proxy_backend_t *be, int pe, int slot)
+/* Stream `which` of pe (made at connect), marked busy. */
+static cudaStream_t stream_of(gshmemi_proxy_backend_t *be, int pe, int which)
 {
-    const size_t i = slot_index(be, pe, slot);
+    const size_t i = 2 * (size_t)pe + which;
     if (!be->stream[i]) {
         GSHMEMI_ERROR("proxy", "copy backend: PE %d is not served by this backend", pe);
         return NULL;
@@ -225,7 +180,7 @@ static cudaStream_t stream_of(gshmemi_proxy_backend_t *be, int pe, int slot)
 /* Work posted later on stream `later` of pe starts after what stream `earlier` of pe holds now. */
 static int order_after(gshmemi_proxy_backend_t *be, int pe, int earlier, int later)
 {
-    const size_t e = slot_index(be, pe, earlier);
+    const size_t e = 2 * (size_t)pe + earlier;
     const int was_busy = be->busy[e];
     cudaStream_t s = stream_of(be, pe, later);
     if (!s) return GSHMEMI_ERR_CUDA;
@@ -276,76 +231,25 @@ static int copy_bytes(gshmemi_proxy_backend_t *be, void *dst, const void *src, s
     return GSHMEMI_ERR_CUDA;
 }
 
-/* pe's data goes to lane `to` from now on: what is posted there starts after what `from` holds. */
-static int switch_lane(gshmemi_proxy_backend_t *be, int pe, int from, int to)
-{
-    GSHMEMI_CHECK(order_after(be, pe, from, to));
-    GSHMEMI_TRACE("proxy", "copy backend: PE %d's data moves from stream %d to %d", pe, from, to);
-    return GSHMEMI_OK;
-}
-
-/* pe's timed copies that are complete, oldest first: their times go to the choice of lane, which
- * may switch. */
-static int harvest(gshmemi_proxy_backend_t *be, int pe)
-{
-    copy_dest_t *d = &be->dest[pe];
-
-    while (d->timed_head != d->timed_tail) {
-        timed_copy_t *t = &d->timed[d->timed_head % TIMED_SLOTS];
-        float ms = 0;
-        cudaError_t err = cudaEventQuery(t->t1);
-        if (err == cudaErrorNotReady) return GSHMEMI_OK;
-        if (err == cudaSuccess) err = cudaEventElapsedTime(&ms, t->t0, t->t1);
-        if (err != cudaSuccess) return check(err, "timing a copy", pe);
-        d->timed_head++;
-        const int before = d->lanes.cur;
-        const int now = gshmemi_lanes_note(&d->lanes, t->lane, (double)ms * 1e6, t->bytes);
-        if (now != before) GSHMEMI_CHECK(switch_lane(be, pe, before, now));
-    }
-    return GSHMEMI_OK;
-}
-
-/* A put's or get's copy on pe's data stream. From TIMED_COPY_BYTES, when the choice of lane asks,
- * it is timed if it queues behind other work (then its events bracket GPU time, not the proxy's
- * posting) and a slot is free. */
-static int post_copy(gshmemi_proxy_backend_t *be, int pe, void *dst, const void *src, size_t n, const void *local, const char *what)
-{
-    copy_dest_t *d = &be->dest[pe];
-    timed_copy_t *t = NULL;
-
-    GSHMEMI_CHECK(harvest(be, pe));
-    const int lane = data_slot(be, pe);
-    cudaStream_t s = stream_of(be, pe, lane);
-    if (!s) return GSHMEMI_ERR_CUDA;
-    if (be->lanes > 1 && n >= TIMED_COPY_BYTES && gshmemi_lanes_next_copy(&d->lanes) && d->timed_tail - d->timed_head < TIMED_SLOTS &&
-        cudaStreamQuery(s) == cudaErrorNotReady)
-        t = &d->timed[d->timed_tail % TIMED_SLOTS];
-    if (t) GSHMEMI_CHECK(check(cudaEventRecord(t->t0, s), "timing a copy", pe));
-    GSHMEMI_CHECK(copy_bytes(be, dst, src, n, local, pe, what, s));
-    if (t) {
-        GSHMEMI_CHECK(check(cudaEventRecord(t->t1, s), "timing a copy", pe));
-        t->bytes = n;
-        t->lane = lane;
-        d->timed_tail++;
-    }
-    return GSHMEMI_OK;
-}
-
 static int copy_put(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, const void *src, size_t n)
 {
-    return post_copy(be, pe, remote_addr(be, pe, dst_off), src, n, src, "put");
+    cudaStream_t s = stream_of(be, pe, DATA);
+    if (!s) return GSHMEMI_ERR_CUDA;
+    return copy_bytes(be, remote_addr(be, pe, dst_off), src, n, src, pe, "put", s);
 }
 
 static int copy_get(gshmemi_proxy_backend_t *be, int pe, void *dst, uint64_t src_off, size_t n)
 {
-    return post_copy(be, pe, dst, remote_addr(be, pe, src_off), n, dst, "get");
+    cudaStream_t s = stream_of(be, pe, DATA);
+    if (!s) return GSHMEMI_ERR_CUDA;
+    return copy_bytes(be, dst, remote_addr(be, pe, src_off), n, dst, pe, "get", s);
 }
 
 /* A 4- or 8-byte value as a stream memory operation: written by the GPU's front end after a
  * memory barrier (the default flags), no kernel. */
 static int write_value(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, uint64_t value, size_t width)
 {
-    cudaStream_t s = stream_of(be, pe, data_slot(be, pe));
+    cudaStream_t s = stream_of(be, pe, DATA);
     if (!s) return GSHMEMI_ERR_CUDA;
     CUdeviceptr addr = (CUdeviceptr)(uintptr_t)remote_addr(be, pe, dst_off);
     CUresult res = width == 8 ? gshmemi_cu.cuStreamWriteValue64((CUstream)s, addr, value, 0)
@@ -369,7 +273,7 @@ static int copy_put_value(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off,
         GSHMEMI_CHECK(copy_flush(be));
         be->staging_next = 0;
     }
-    s = stream_of(be, pe, data_slot(be, pe));
+    s = stream_of(be, pe, DATA);
     if (!s) return GSHMEMI_ERR_CUDA;
     slot = &be->staging[be->staging_next++];
     *slot = value; /* little-endian: the low `width` bytes first */
@@ -384,9 +288,9 @@ static int copy_amo(gshmemi_proxy_backend_t *be, int pe, int op, uint64_t dst_of
         return GSHMEMI_ERR_INVALID;
     }
     if (op == GSHMEMI_AMO_SET && !fetched) return write_value(be, pe, dst_off, value, width); /* a signal set */
-    GSHMEMI_CHECK(order_after(be, pe, data_slot(be, pe), atomic_slot(be)));
+    GSHMEMI_CHECK(order_after(be, pe, DATA, ATOMIC));
     return check((cudaError_t)gshmemi_copy_amo(remote_addr(be, pe, dst_off), op, value, cond, (int)width, fetched,
-                                               be->stream[slot_index(be, pe, atomic_slot(be))]),
+                                               be->stream[2 * (size_t)pe + ATOMIC]),
                  "atomic", pe);
 }
 
@@ -394,25 +298,19 @@ static int copy_amo(gshmemi_proxy_backend_t *be, int pe, int op, uint64_t dst_of
 static int copy_fence(gshmemi_proxy_backend_t *be)
 {
     for (int pe = 0; pe < be->ctx->n_pes; pe++)
-        if (be->busy[slot_index(be, pe, atomic_slot(be))]) GSHMEMI_CHECK(order_after(be, pe, atomic_slot(be), data_slot(be, pe)));
+        if (be->busy[2 * (size_t)pe + ATOMIC]) GSHMEMI_CHECK(order_after(be, pe, ATOMIC, DATA));
     return GSHMEMI_OK;
-}
-
-static const char *slot_work(const gshmemi_proxy_backend_t *be, size_t i)
-{
-    return (int)(i % (size_t)be->per_pe) == atomic_slot(be) ? "an atomic" : "a copy or value";
 }
 
 static int copy_progress(gshmemi_proxy_backend_t *be, int *idle)
 {
     *idle = 1;
-    for (int pe = 0; pe < be->ctx->n_pes; pe++) GSHMEMI_CHECK(harvest(be, pe));
-    for (size_t i = 0; i < (size_t)be->per_pe * (size_t)be->ctx->n_pes; i++) {
+    for (size_t i = 0; i < 2 * (size_t)be->ctx->n_pes; i++) {
         if (!be->busy[i]) continue;
         cudaError_t err = cudaStreamQuery(be->stream[i]);
         if (err == cudaSuccess) be->busy[i] = 0;
         else if (err == cudaErrorNotReady) *idle = 0;
-        else return check(err, slot_work(be, i), (int)(i / (size_t)be->per_pe));
+        else return check(err, i % 2 ? "an atomic" : "a copy or value", (int)(i / 2));
     }
     return GSHMEMI_OK;
 }
@@ -428,13 +326,11 @@ static int copy_flush(gshmemi_proxy_backend_t *be)
         GSHMEMI_CHECK(copy_progress(be, &idle));
         if (idle) return GSHMEMI_OK;
         if (gshmemi_now_s() > deadline) {
-            for (size_t i = 0; i < (size_t)be->per_pe * (size_t)be->ctx->n_pes; i++)
+            for (size_t i = 0; i < 2 * (size_t)be->ctx->n_pes; i++)
                 if (be->busy[i])
-                    GSHMEMI_ERROR("proxy", "copy backend: %s to PE %d not complete after GSHMEM_PEER_TIMEOUT=%g s%s", slot_work(be, i),
-                                  (int)(i / (size_t)be->per_pe), be->ctx->peer_timeout,
-                                  (int)(i % (size_t)be->per_pe) == atomic_slot(be)
-                                      ? " (its kernel waits for a free SM: does a kernel hold every SM while it waits?)"
-                                      : "");
+                    GSHMEMI_ERROR("proxy", "copy backend: %s to PE %d not complete after GSHMEM_PEER_TIMEOUT=%g s%s",
+                                  i % 2 ? "an atomic" : "a copy or value", (int)(i / 2), be->ctx->peer_timeout,
+                                  i % 2 ? " (its kernel waits for a free SM: does a kernel hold every SM while it waits?)" : "");
             return GSHMEMI_ERR_TIMEOUT;
         }
     }
@@ -444,25 +340,19 @@ static void copy_close(gshmemi_proxy_backend_t *be)
 {
     if (!be) return;
     if (enter(be) != GSHMEMI_OK) be->own = NULL; /* a context that cannot be entered is not destroyed either */
-    for (size_t i = 0; be->stream && be->event && i < (size_t)be->per_pe * (size_t)be->ctx->n_pes; i++) {
+    for (size_t i = 0; be->stream && be->event && i < 2 * (size_t)be->ctx->n_pes; i++) {
         if (be->stream[i]) {
             cudaStreamSynchronize(be->stream[i]);
             cudaStreamDestroy(be->stream[i]);
         }
         if (be->event[i]) cudaEventDestroy(be->event[i]);
     }
-    for (int pe = 0; be->dest && pe < be->ctx->n_pes; pe++)
-        for (int k = 0; k < TIMED_SLOTS; k++) {
-            if (be->dest[pe].timed[k].t0) cudaEventDestroy(be->dest[pe].timed[k].t0);
-            if (be->dest[pe].timed[k].t1) cudaEventDestroy(be->dest[pe].timed[k].t1);
-        }
     if (be->staging) cudaFreeHost(be->staging);
     leave(be);
     if (be->own) (void)gshmemi_cu.cuCtxDestroy(be->own);
     free(be->stream);
     free(be->event);
     free(be->busy);
-    free(be->dest);
     free(be);
 }
 
