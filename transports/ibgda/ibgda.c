@@ -619,7 +619,6 @@ static int hw_init_cqs(void)
  * device records (keys still 0) and the QP blob. */
 static int hw_setup(const uint8_t *remote, int served, void *my_blob)
 {
-    gshmemi_transport_ctx_t *ctx = ib.ctx;
     const int asked = gshmemi_env.IBGDA_DOORBELL;
     char why[512] = "";
     volatile uint64_t *db_dev = NULL;
