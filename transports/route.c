@@ -2,19 +2,13 @@
 
 #include "../runtime/env.h"
 
-/* Every PE of the job opened a ConnectX (probed, and agreed over the bootstrap). */
-static int all_ibgda_hw(const gshmemi_route_peer_t *peers, int n_pes)
-{
-    for (int pe = 0; pe < n_pes; pe++)
-        if (!peers[pe].ibgda_hw) return 0;
-    return n_pes > 0;
-}
-
 int gshmemi_route_pick(const gshmemi_route_peer_t *peers, int n_pes, int me, int pe, const gshmemi_route_cfg_t *cfg,
                        const char **why)
 {
     const gshmemi_route_peer_t *a = &peers[me], *b = &peers[pe];
     const int same_machine = a->machine == b->machine;
+
+    (void)n_pes; /* the rule looks at this pair alone */
 
     if (pe == me) {
         *why = "this PE";
@@ -52,13 +46,8 @@ int gshmemi_route_pick(const gshmemi_route_peer_t *peers, int n_pes, int me, int
                             : "GSHMEM_IBGDA_NIC=emulated only reaches PEs of this machine";
         return GSHMEMI_ROUTE_NONE;
     }
-    /* auto: IBGDA when every PE of the job opened a ConnectX, for every peer P2P does not reach
-     * (the device path takes IBGDA for all of a PE's remote peers or for none: no mix with the
-     * proxy); else the proxy for all */
-    if (cfg->backend == GSHMEMI_BACKEND_AUTO && cfg->nic == GSHMEMI_NIC_HW && all_ibgda_hw(peers, n_pes)) {
-        *why = same_machine ? "IBGDA, ConnectX (every PE has one; this machine's peer through the NIC)" : "IBGDA, ConnectX (another machine)";
-        return GSHMEMI_ROUTE_IBGDA;
-    }
+    /* auto: the proxy for every peer P2P does not reach. IBGDA is taken only when asked for
+     * (GSHMEM_REMOTE_TRANSPORT=ibgda): it has not yet run on a NIC. */
     if (cfg->backend == GSHMEMI_BACKEND_VERBS) {
         *why = "proxy, verbs (GSHMEM_PROXY_BACKEND=verbs)";
         return GSHMEMI_ROUTE_PROXY_VERBS;
@@ -78,8 +67,7 @@ int gshmemi_route_pick(const gshmemi_route_peer_t *peers, int n_pes, int me, int
                "(GSHMEM_PROXY_BACKEND=verbs would use an RDMA NIC)";
         return GSHMEMI_ROUTE_NONE;
     }
-    *why = a->ibgda_hw ? "proxy, verbs (another machine; IBGDA needs every PE to open a ConnectX, and one could not: its log says why)"
-                       : "proxy, verbs (another machine)";
+    *why = "proxy, verbs (another machine; GSHMEM_REMOTE_TRANSPORT=ibgda asks for IBGDA)";
     return GSHMEMI_ROUTE_PROXY_VERBS;
 }
 
@@ -93,15 +81,13 @@ static int several_machines(const gshmemi_route_peer_t *peers, int n_pes)
 int gshmemi_route_wants_ibgda_hw(const gshmemi_route_peer_t *peers, int n_pes, const gshmemi_route_cfg_t *cfg)
 {
     if (cfg->nic != GSHMEMI_NIC_HW) return 0;
-    if (cfg->remote == GSHMEMI_REMOTE_IBGDA) return gshmemi_route_job_has_remote(peers, n_pes, cfg);
-    return cfg->remote == GSHMEMI_REMOTE_AUTO && cfg->backend == GSHMEMI_BACKEND_AUTO && several_machines(peers, n_pes);
+    return cfg->remote == GSHMEMI_REMOTE_IBGDA && gshmemi_route_job_has_remote(peers, n_pes, cfg);
 }
 
 int gshmemi_route_job_uses_ibgda_hw(const gshmemi_route_peer_t *peers, int n_pes, const gshmemi_route_cfg_t *cfg)
 {
     int n_hw = 0;
     if (!gshmemi_route_wants_ibgda_hw(peers, n_pes, cfg)) return 0;
-    if (cfg->remote == GSHMEMI_REMOTE_AUTO) return all_ibgda_hw(peers, n_pes);
     for (int pe = 0; pe < n_pes; pe++) n_hw += peers[pe].ibgda_hw != 0;
     return n_hw >= 2; /* forced: a PE without one fails init (its remote peers have no route) */
 }
@@ -112,10 +98,8 @@ int gshmemi_route_job_uses_verbs(const gshmemi_route_peer_t *peers, int n_pes, c
     if (cfg->backend == GSHMEMI_BACKEND_COPY) return 0;
     /* forced: used wherever some PE has a non-P2P peer */
     if (cfg->backend == GSHMEMI_BACKEND_VERBS) return gshmemi_route_job_has_remote(peers, n_pes, cfg);
-    /* auto: verbs only between machines, unless every PE opened a ConnectX for IBGDA (then IBGDA
-     * serves every pair of machines) */
-    if (!several_machines(peers, n_pes)) return 0;
-    return cfg->nic != GSHMEMI_NIC_HW || !all_ibgda_hw(peers, n_pes);
+    /* auto: verbs between machines */
+    return several_machines(peers, n_pes);
 }
 
 int gshmemi_route_job_has_remote(const gshmemi_route_peer_t *peers, int n_pes, const gshmemi_route_cfg_t *cfg)

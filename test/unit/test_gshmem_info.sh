@@ -12,6 +12,9 @@ out=$("${clean[@]}" "$info" 2>"${TMPDIR:-/tmp}/gshmem_info.$$") || fail "exits $
 err=$(cat "${TMPDIR:-/tmp}/gshmem_info.$$"); rm -f "${TMPDIR:-/tmp}/gshmem_info.$$"
 [ -z "$err" ] || fail "writes to stderr with a clean environment: $err"
 grep -q '^GSHMEM_MAX_TEAMS .*accepts 4\.\.64' <<<"$out" || fail "does not print GSHMEM_MAX_TEAMS's range: $out"
+# the remote transport's default says what it takes: the proxy, IBGDA only when asked for
+grep -q '^GSHMEM_REMOTE_TRANSPORT .*auto (the host proxy: copy engine within a machine, verbs between machines; IBGDA only when asked for' <<<"$out" ||
+    fail "does not say that GSHMEM_REMOTE_TRANSPORT=auto takes the proxy: $(grep REMOTE_TRANSPORT <<<"$out")"
 
 bad=(GSHMEM_MAX_TEAMS=65 GSHMEM_BARRIER_RADIX=33 GSHMEM_COLL_CTAS=-1 GSHMEM_SYMMETRIC_SIZE=0 GSHMEM_BOOTSTRAP_TIMEOUT=1e-300
      GSHMEM_DEBUG_CHECKS=2 GSHMEM_COLL_PDL=-1 GSHMEM_HEAP_GROWTH=0)

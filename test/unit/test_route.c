@@ -111,24 +111,24 @@ int main(void)
         c.disable_p2p = 1;
         expect_route(hw, 4, 0, 1, c, GSHMEMI_ROUTE_IBGDA, "IBGDA, ConnectX");
         EXPECT(gshmemi_route_job_uses_ibgda_hw(hw, 4, &c), "forced, PEs 0-2 with a ConnectX: no IBGDA exchanges");
-        /* auto: IBGDA only when every PE opened a ConnectX, then for every peer P2P does not reach
-         * (a PE's remote peers all go one way: the device path allows no mix); else the proxy */
+        /* auto: the proxy, even where every PE opened a ConnectX (IBGDA only when asked for),
+         * and no PE probes for one */
         c = dflt;
-        EXPECT(gshmemi_route_wants_ibgda_hw(hw, 4, &c), "auto, hw, two machines: no probe");
-        EXPECT(!gshmemi_route_job_uses_ibgda_hw(hw, 4, &c), "auto, PE 3 without a ConnectX: IBGDA exchanges");
-        expect_route(hw, 4, 0, 2, c, GSHMEMI_ROUTE_PROXY_VERBS, "IBGDA needs every PE to open a ConnectX");
+        EXPECT(!gshmemi_route_wants_ibgda_hw(hw, 4, &c), "auto, hw, two machines: a probe");
+        EXPECT(!gshmemi_route_job_uses_ibgda_hw(hw, 4, &c), "auto: IBGDA exchanges");
+        expect_route(hw, 4, 0, 2, c, GSHMEMI_ROUTE_PROXY_VERBS, "proxy, verbs (another machine");
         expect_route(hw, 4, 0, 3, c, GSHMEMI_ROUTE_PROXY_VERBS, "another machine");
         expect_route(hw, 4, 3, 0, c, GSHMEMI_ROUTE_PROXY_VERBS, "another machine");
-        EXPECT(gshmemi_route_job_uses_verbs(hw, 4, &c), "auto, PE 3 without IBGDA: verbs not opened");
+        EXPECT(gshmemi_route_job_uses_verbs(hw, 4, &c), "auto across machines: verbs not opened");
         hw[3].ibgda_hw = 1;
-        EXPECT(gshmemi_route_job_uses_ibgda_hw(hw, 4, &c), "auto, every PE with a ConnectX: no IBGDA exchanges");
-        expect_route(hw, 4, 0, 2, c, GSHMEMI_ROUTE_IBGDA, "IBGDA, ConnectX (another machine)");
-        expect_route(hw, 4, 3, 0, c, GSHMEMI_ROUTE_IBGDA, "IBGDA, ConnectX (another machine)");
+        EXPECT(!gshmemi_route_job_uses_ibgda_hw(hw, 4, &c), "auto, every PE with a ConnectX: IBGDA exchanges");
+        expect_route(hw, 4, 0, 2, c, GSHMEMI_ROUTE_PROXY_VERBS, "GSHMEM_REMOTE_TRANSPORT=ibgda asks for IBGDA");
+        expect_route(hw, 4, 3, 0, c, GSHMEMI_ROUTE_PROXY_VERBS, "another machine");
         expect_route(hw, 4, 0, 1, c, GSHMEMI_ROUTE_P2P, "P2P");
-        EXPECT(!gshmemi_route_job_uses_verbs(hw, 4, &c), "auto, IBGDA everywhere: verbs opened");
-        c.disable_p2p = 1; /* no mix: this machine's peer goes through the NIC too */
-        expect_route(hw, 4, 0, 1, c, GSHMEMI_ROUTE_IBGDA, "this machine's peer through the NIC");
-        c = dflt, c.backend = GSHMEMI_BACKEND_VERBS; /* the proxy's verbs asked for: no IBGDA */
+        EXPECT(gshmemi_route_job_uses_verbs(hw, 4, &c), "auto, every PE with a ConnectX: verbs not opened");
+        c.disable_p2p = 1; /* this machine's peer: the copy engine */
+        expect_route(hw, 4, 0, 1, c, GSHMEMI_ROUTE_PROXY_COPY, "copy engine");
+        c = dflt, c.backend = GSHMEMI_BACKEND_VERBS;
         EXPECT(!gshmemi_route_wants_ibgda_hw(hw, 4, &c), "auto with GSHMEM_PROXY_BACKEND=verbs: a probe");
         expect_route(hw, 4, 0, 2, c, GSHMEMI_ROUTE_PROXY_VERBS, "GSHMEM_PROXY_BACKEND=verbs");
         c = dflt, c.nic = GSHMEMI_NIC_EMULATED;
@@ -143,8 +143,8 @@ int main(void)
     EXPECT(!gshmemi_route_wants_ibgda_hw(split, 4, &c), "auto on one machine: a probe");
     EXPECT(!gshmemi_route_wants_ibgda_hw(one, 4, &c), "auto on one machine, P2P disabled: a probe");
     c = dflt;
-    EXPECT(gshmemi_route_wants_ibgda_hw(two, 4, &c), "auto across machines: no probe");
-    expect_route(two, 4, 0, 2, c, GSHMEMI_ROUTE_PROXY_VERBS, "another machine"); /* nobody opened a ConnectX */
+    EXPECT(!gshmemi_route_wants_ibgda_hw(two, 4, &c), "auto across machines: a probe");
+    expect_route(two, 4, 0, 2, c, GSHMEMI_ROUTE_PROXY_VERBS, "another machine");
 
     /* forced verbs: every remote peer, even on this machine */
     c = dflt, c.backend = GSHMEMI_BACKEND_VERBS, c.disable_p2p = 1;
