@@ -164,6 +164,11 @@ void gshmemi_module_register(gshmemi_module_update_fn update, unsigned version, 
 /* 0 if a module built with (version, size) may take this library's state; otherwise -1, with a
  * logged error naming both pairs and `module` (what the caller calls the module). */
 int gshmemi_module_check(const char *module, unsigned version, size_t size);
+/* Loads every kernel of the CUDA module that holds `function` (a CUfunction: cudaGetFuncBySymbol
+ * of one of its kernels) when the runtime asks for it (CUDA loads kernels lazily and a host
+ * thread of gshmem serves device requests: runtime/modules.c says why). Returns 0; a failure is
+ * logged, not returned. */
+int gshmemi_module_preload(void *function);
 #ifdef __cplusplus
 }
 #endif

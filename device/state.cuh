@@ -13,10 +13,17 @@
 
 static __constant__ gshmemi_device_state_t gshmemi_dstate;
 
+/* A kernel of this module that is never launched: its handle names the module, whose kernels the
+ * runtime may load at once (gshmemi_module_preload). */
+static __global__ void gshmemi_module_anchor(void) {}
+
 static int gshmemi_module_update(const gshmemi_device_state_t *state, int device)
 {
+    cudaFunction_t anchor;
     cudaError_t err = cudaSetDevice(device);
     if (err == cudaSuccess) err = cudaMemcpyToSymbol(gshmemi_dstate, state, sizeof(*state));
+    if (err == cudaSuccess) err = cudaGetFuncBySymbol(&anchor, (const void *)gshmemi_module_anchor);
+    if (err == cudaSuccess) (void)gshmemi_module_preload((void *)anchor);
     return (int)err;
 }
 

@@ -40,6 +40,12 @@ int gshmemi_driver_load(void)
 #define GSHMEMI_DRIVER_LOAD(fn) GSHMEMI_DRIVER_LOAD_AS(fn, #fn)
     GSHMEMI_DRIVER_FUNCS(GSHMEMI_DRIVER_LOAD)
     GSHMEMI_DRIVER_LOAD_AS(cuCtxCreate_12, "cuCtxCreate")
+#define GSHMEMI_DRIVER_LOAD_OPTIONAL(fn, version)                                                 \
+    if (cudaGetDriverEntryPointByVersion(#fn, (void **)&gshmemi_cu.fn, version, cudaEnableDefault, &q) != cudaSuccess || \
+        q != cudaDriverEntryPointSuccess)                                                         \
+        gshmemi_cu.fn = NULL;
+    GSHMEMI_DRIVER_FUNCS_OPTIONAL(GSHMEMI_DRIVER_LOAD_OPTIONAL)
+#undef GSHMEMI_DRIVER_LOAD_OPTIONAL
 #undef GSHMEMI_DRIVER_LOAD
 #undef GSHMEMI_DRIVER_LOAD_AS
     loaded = 1;

@@ -44,9 +44,22 @@ extern "C" {
     X(cuStreamWriteValue32)                                                                       \
     X(cuStreamWriteValue64)
 
+/* Entry points a driver may lack, with the CUDA version that brought them: NULL when it is older,
+ * and what uses them says so (the module preload: module_load.c). */
+#define GSHMEMI_DRIVER_FUNCS_OPTIONAL(X)                                                          \
+    X(cuModuleGetLoadingMode, 12000)                                                              \
+    X(cuFuncGetModule, 12000)                                                                     \
+    X(cuModuleGetFunctionCount, 12040)                                                            \
+    X(cuModuleEnumerateFunctions, 12040)                                                          \
+    X(cuFuncIsLoaded, 12040)                                                                      \
+    X(cuFuncLoad, 12040)
+
 typedef struct {
 #define GSHMEMI_DRIVER_FIELD(fn) __typeof__(&fn) fn;
+#define GSHMEMI_DRIVER_FIELD_OPTIONAL(fn, version) __typeof__(&fn) fn;
     GSHMEMI_DRIVER_FUNCS(GSHMEMI_DRIVER_FIELD)
+    GSHMEMI_DRIVER_FUNCS_OPTIONAL(GSHMEMI_DRIVER_FIELD_OPTIONAL)
+#undef GSHMEMI_DRIVER_FIELD_OPTIONAL
 #undef GSHMEMI_DRIVER_FIELD
     /* cuCtxCreate as CUDA 12.0 defines it (its third version, with execution-affinity parameters;
      * cuda.h's name is a later one) */

@@ -272,6 +272,8 @@ static int start_transports(void)
     return GSHMEMI_OK;
 }
 
+static int wants_preload(void);
+
 static int setup_heap_and_transports(void)
 {
     gshmemi_state_t *st = &gshmemi_state;
@@ -302,6 +304,8 @@ static int setup_heap_and_transports(void)
     ctx->peer_timeout = gshmemi_env.PEER_TIMEOUT;
     ctx->wait_timeout_ns = (uint64_t)(gshmemi_env.DEVICE_WAIT_TIMEOUT * 1e9); /* as dstate's (build_device_state) */
     GSHMEMI_CHECK(pick_transports());
+    /* before the transports open: the proxy's and the emulated NIC's kernels are loaded there */
+    gshmemi_modules_set_preload(wants_preload());
 
     memset(&cfg, 0, sizeof(cfg));
     cfg.device = st->cudev;
@@ -402,6 +406,34 @@ static int agree_coll_ctas(void)
     return rc;
 }
 
+/* Whether every kernel is loaded at init (runtime/modules.c says why): CUDA loads lazily and a
+ * host thread of gshmem (the proxy, the emulated NIC) serves a peer of this PE. */
+static int wants_preload(void)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    CUmoduleLoadingMode mode = CU_MODULE_LAZY_LOADING;
+    int remote = 0;
+
+    for (int pe = 0; pe < st->n_pes; pe++)
+        if (st->route[pe] != GSHMEMI_ROUTE_P2P && pe != st->my_pe) remote = 1;
+    if (!remote) return 0;
+    if (gshmemi_cu.cuModuleGetLoadingMode && gshmemi_cu.cuModuleGetLoadingMode(&mode) != CUDA_SUCCESS) mode = CU_MODULE_LAZY_LOADING;
+    return mode != CU_MODULE_EAGER_LOADING;
+}
+
+/* The P2P transport's host-launched kernels (the others' are loaded as their transports open),
+ * then one line on what was loaded. */
+static void preload_report(void)
+{
+    int kernels = 0, modules;
+
+    gshmemi_p2p_kernels_load();
+    modules = gshmemi_modules_preloaded(&kernels);
+    if (modules)
+        GSHMEMI_INFO("init", "CUDA loads kernels lazily and a host thread serves remote peers: %d kernels of %d modules loaded now",
+                     kernels, modules);
+}
+
 static int init_impl(unsigned flags, shmemx_init_attr_t *attr)
 {
     gshmemi_state_t *st = &gshmemi_state;
@@ -422,6 +454,7 @@ static int init_impl(unsigned flags, shmemx_init_attr_t *attr)
     GSHMEMI_CHECK(build_device_state());
     st->initialized = 1;
     GSHMEMI_CHECK(gshmemi_modules_update());
+    preload_report();
     GSHMEMI_CHECK(st->bs->barrier(st->bs));
     GSHMEMI_INFO("init", "PE %d of %d, local %d of %d, GPU %d", st->my_pe, st->n_pes, st->my_local, st->local_size, st->device);
     return GSHMEMI_OK;

@@ -3,9 +3,11 @@
  * (device/state.cuh). A module built against other headers would misread a state copied by another
  * size, so one whose pair differs from this library's is refused: shmem_init fails for a module
  * registered before it, and a module loaded later (dlopen) is not filled. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "gshmem.h"
+#include "cudawrap.h"
 #include "state.h"
 
 #define GSHMEMI_MAX_MODULES 1024
@@ -13,8 +15,11 @@ static struct {
     gshmemi_module_update_fn update;
     unsigned version;
     size_t size;
+    int preloaded; /* its kernels were loaded by gshmemi_module_preload */
 } modules[GSHMEMI_MAX_MODULES];
 static int n_modules;
+static int updating = -1; /* the module whose update runs now, or -1 (a library module) */
+static int update_module(int i, const gshmemi_device_state_t *state, int device);
 
 int gshmemi_module_check(const char *module, unsigned version, size_t size)
 {
@@ -35,13 +40,92 @@ void gshmemi_module_register(gshmemi_module_update_fn update, unsigned version, 
     modules[n_modules].update = update;
     modules[n_modules].version = version;
     modules[n_modules].size = size;
+    modules[n_modules].preloaded = 0;
     n_modules++;
     /* A module loaded after shmem_init (dlopen) gets the state at once, if it can read it. */
     if (gshmemi_state.initialized) {
         if (gshmemi_module_check("a CUDA module loaded after shmem_init", version, size) != GSHMEMI_OK) return;
-        int err = update(&gshmemi_state.dstate, gshmemi_state.device);
+        int err = update_module(n_modules - 1, &gshmemi_state.dstate, gshmemi_state.device);
         if (err) GSHMEMI_ERROR("init", "setting the device state of a late-loaded module failed: %s", cudaGetErrorString((cudaError_t)err));
     }
+}
+
+/* Lazy loading (CUDA_MODULE_LOADING=LAZY, CUDA's default since 12.2) loads a kernel at its first
+ * launch, and loading can wait until the kernels already running on the GPU finish while holding
+ * the context's lock. Where a host thread of gshmem serves device requests (the proxy, the
+ * emulated NIC), a kernel that waits for it, and a first launch queued behind that kernel, then
+ * hang the job: the serving thread's next CUDA call waits for the lock. So, where such a thread
+ * runs, every kernel of every module that includes gshmem.h, and of the library's own modules,
+ * is loaded at shmem_init (and at registration for a module loaded later), whatever
+ * CUDA_MODULE_LOADING says. Modules that do not include gshmem.h (other libraries') are not
+ * known here: README, Transports, says what to do about them. */
+static int preload_wanted;
+static int preload_modules, preload_kernels;
+
+void gshmemi_modules_set_preload(int wanted)
+{
+    preload_wanted = wanted;
+    preload_modules = preload_kernels = 0;
+    for (int i = 0; i < n_modules; i++) modules[i].preloaded = 0;
+}
+
+/* modules[i].update, with `updating` naming it for gshmemi_module_preload. */
+static int update_module(int i, const gshmemi_device_state_t *state, int device)
+{
+    updating = i;
+    int err = modules[i].update(state, device);
+    updating = -1;
+    return err;
+}
+
+int gshmemi_modules_preloaded(int *kernels)
+{
+    *kernels = preload_kernels;
+    return preload_modules;
+}
+
+int gshmemi_module_preload(void *function)
+{
+    static int warned;
+    CUmodule mod;
+    CUfunction *fns;
+    unsigned n = 0;
+    CUresult res;
+
+    if (!preload_wanted || (updating >= 0 && modules[updating].preloaded)) return 0;
+    if (updating >= 0) modules[updating].preloaded = 1;
+    if (!gshmemi_cu.cuFuncGetModule || !gshmemi_cu.cuModuleGetFunctionCount || !gshmemi_cu.cuModuleEnumerateFunctions ||
+        !gshmemi_cu.cuFuncIsLoaded || !gshmemi_cu.cuFuncLoad) {
+        if (!warned++)
+            GSHMEMI_WARN("init", "this CUDA driver cannot load a module's kernels on request (CUDA 12.4 or newer can): set "
+                                 "CUDA_MODULE_LOADING=EAGER, or a kernel loaded while another waits for the host proxy can hang");
+        return 0;
+    }
+    res = gshmemi_cu.cuFuncGetModule(&mod, (CUfunction)function);
+    if (res == CUDA_SUCCESS) res = gshmemi_cu.cuModuleGetFunctionCount(&n, mod);
+    if (res != CUDA_SUCCESS) {
+        GSHMEMI_WARN("init", "cannot list the kernels of a CUDA module to load them now (%s): set CUDA_MODULE_LOADING=EAGER",
+                     gshmemi_cu_errstr(res));
+        return 0;
+    }
+    fns = calloc(n ? n : 1, sizeof(*fns));
+    if (!fns) return 0;
+    res = gshmemi_cu.cuModuleEnumerateFunctions(fns, n, mod);
+    for (unsigned i = 0; res == CUDA_SUCCESS && i < n; i++) {
+        CUfunctionLoadingState ls = CU_FUNCTION_LOADING_STATE_UNLOADED;
+        res = gshmemi_cu.cuFuncIsLoaded(&ls, fns[i]);
+        if (res == CUDA_SUCCESS && ls != CU_FUNCTION_LOADING_STATE_LOADED) {
+            res = gshmemi_cu.cuFuncLoad(fns[i]);
+            if (res == CUDA_SUCCESS) preload_kernels++;
+        }
+    }
+    free(fns);
+    if (res != CUDA_SUCCESS) {
+        GSHMEMI_WARN("init", "loading the kernels of a CUDA module failed (%s): set CUDA_MODULE_LOADING=EAGER", gshmemi_cu_errstr(res));
+        return 0;
+    }
+    preload_modules++;
+    return 0;
 }
 
 int gshmemi_modules_check(void)
@@ -58,7 +142,7 @@ int gshmemi_modules_check(void)
 int gshmemi_modules_update(void)
 {
     for (int i = 0; i < n_modules; i++) {
-        int err = modules[i].update(&gshmemi_state.dstate, gshmemi_state.device);
+        int err = update_module(i, &gshmemi_state.dstate, gshmemi_state.device);
         if (err) {
             GSHMEMI_ERROR("init", "setting the device state of module %d failed: %s", i, cudaGetErrorString((cudaError_t)err));
             return GSHMEMI_ERR_CUDA;
@@ -76,7 +160,7 @@ void gshmemi_modules_clear(int device)
 
     memset(&zero, 0, sizeof(zero));
     for (int i = 0; i < n_modules; i++) {
-        int err = modules[i].update(&zero, device);
+        int err = update_module(i, &zero, device);
         if (err) {
             GSHMEMI_INFO("finalize", "clearing the device state of module %d failed: %s", i, cudaGetErrorString((cudaError_t)err));
             return;

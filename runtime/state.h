@@ -69,6 +69,11 @@ int gshmemi_modules_check(void);
 int gshmemi_modules_update(void);
 /* Finalize: every module's device copy back to zero ("not initialized"). */
 void gshmemi_modules_clear(int device);
+/* Whether gshmemi_module_preload loads the kernels of the modules it is given (modules.c says
+ * when); resets the counts. */
+void gshmemi_modules_set_preload(int wanted);
+/* Modules (and, in *kernels, kernels) loaded by gshmemi_module_preload since the last set. */
+int gshmemi_modules_preloaded(int *kernels);
 
 /* runtime/team.c */
 int gshmemi_teams_init(void);      /* pSync pool, counters, the predefined teams */

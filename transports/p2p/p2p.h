@@ -30,6 +30,9 @@ int gshmemi_p2p_iput(gshmemi_transport_ctx_t *ctx, void *dest, size_t dpitch, co
                      size_t nelems, int pe, cudaStream_t stream);
 int gshmemi_p2p_iget(gshmemi_transport_ctx_t *ctx, void *dest, size_t dpitch, const void *src, size_t spitch, size_t elem_size,
                      size_t nelems, int pe, cudaStream_t stream);
+/* Loads the host-launched kernels of p2p_amo.cu where the runtime wants every kernel loaded at
+ * init (gshmemi_module_preload); failures are logged there. */
+void gshmemi_p2p_kernels_load(void);
 int gshmemi_p2p_amo(gshmemi_transport_ctx_t *ctx, int op, void *dest, uint64_t value, uint64_t cond, size_t width,
                     int pe, cudaStream_t stream, uint64_t *fetched);
 int gshmemi_p2p_wait_local(gshmemi_transport_ctx_t *ctx, const void *ivar, size_t width, int is_signed, int cmp,

@@ -94,6 +94,13 @@ static int p2p_launch(void (*kernel)(Args), Args *a, cudaStream_t stream, uint64
     return rc;
 }
 
+extern "C" void gshmemi_p2p_kernels_load(void)
+{
+    cudaFunction_t f;
+    if (cudaGetFuncBySymbol(&f, (const void *)p2p_amo_kernel) == cudaSuccess) (void)gshmemi_module_preload((void *)f);
+    else GSHMEMI_WARN("p2p", "cannot name the host atomics' kernel module: %s", cudaGetErrorString(cudaGetLastError()));
+}
+
 extern "C" int gshmemi_p2p_amo(gshmemi_transport_ctx_t *ctx, int op, void *dest, uint64_t value, uint64_t cond, size_t width,
                                int pe, cudaStream_t stream, uint64_t *fetched)
 {

@@ -3,6 +3,7 @@
  * writes or staged copies (copy.c), no kernel. They use the
  * same system-scope atomics as the device API, so they are atomic with respect to the target
  * GPU's own atomics. */
+#include "gshmem/types.h" /* gshmemi_module_preload */
 #include "../../device/amo.cuh"
 #include "copy.h"
 
@@ -26,5 +27,9 @@ extern "C" int gshmemi_copy_amo(void *word, int op, uint64_t value, uint64_t con
 extern "C" int gshmemi_copy_kernels_load(void)
 {
     cudaFuncAttributes attr;
-    return (int)cudaFuncGetAttributes(&attr, copy_amo_kernel);
+    cudaFunction_t f;
+    cudaError_t err = cudaFuncGetAttributes(&attr, copy_amo_kernel);
+    if (err == cudaSuccess) err = cudaGetFuncBySymbol(&f, (const void *)copy_amo_kernel);
+    if (err == cudaSuccess) (void)gshmemi_module_preload((void *)f); /* by cuFuncLoad, where the runtime asks */
+    return (int)err;
 }
