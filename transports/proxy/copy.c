@@ -43,7 +43,11 @@ struct gshmemi_proxy_backend {
     CUcontext own;        /* the backend's own context, or NULL: it works in the application's */
     cudaStream_t *stream; /* [n_pes][2] (DATA, ATOMIC) of the peers served, made at connect */
     cudaEvent_t *event;   /* [n_pes][2] ordering points between a PE's two streams */
-    char *busy;           /* [n_pes][2] work posted since the stream was last seen idle */
+    char *busy;           /* [n_pes][2] work posted since the stream's last completion mark */
+    uint64_t *mark_seq;   /* [n_pes][2] the last completion mark posted on each stream */
+    volatile uint64_t *marks; /* pinned [n_pes][2]: the stream writes its mark here once the work before it is done */
+    uint64_t *marks_dev;  /* marks as the GPU addresses them */
+    unsigned slow_polls;  /* progress calls that found work pending, since the last error check */
     uint64_t *staging;    /* pinned [STAGING_SLOTS] */
     unsigned staging_next;
 };
@@ -82,7 +86,11 @@ static int wants_own_context(gshmemi_transport_ctx_t *ctx)
 /* What the backend makes in its context (the current one): the staging ring and its kernel. */
 static int open_in_context(gshmemi_proxy_backend_t *be)
 {
+    const size_t n = 2 * (size_t)be->ctx->n_pes;
     GSHMEMI_CUDACHECK(cudaHostAlloc((void **)&be->staging, STAGING_SLOTS * sizeof(uint64_t), cudaHostAllocPortable));
+    GSHMEMI_CUDACHECK(cudaHostAlloc((void **)&be->marks, n * sizeof(uint64_t), cudaHostAllocPortable | cudaHostAllocMapped));
+    memset((void *)be->marks, 0, n * sizeof(uint64_t));
+    GSHMEMI_CUDACHECK(cudaHostGetDevicePointer((void **)&be->marks_dev, (void *)be->marks, 0));
     if (gshmemi_copy_kernels_load() != cudaSuccess) {
         GSHMEMI_ERROR("proxy", "copy backend: loading its kernels failed: %s", cudaGetErrorString(cudaGetLastError()));
         return GSHMEMI_ERR_CUDA;
@@ -103,7 +111,8 @@ static int copy_open(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **out
     be->stream = calloc(n, sizeof(*be->stream));
     be->event = calloc(n, sizeof(*be->event));
     be->busy = calloc(n, 1);
-    if (!be->stream || !be->event || !be->busy) return GSHMEMI_ERR_NOMEM;
+    be->mark_seq = calloc(n, sizeof(*be->mark_seq));
+    if (!be->stream || !be->event || !be->busy || !be->mark_seq) return GSHMEMI_ERR_NOMEM;
     if (wants_own_context(ctx)) {
         CUcontext popped;
         GSHMEMI_CUCHECK(cuCtxCreate_12(&be->own, NULL, 0, 0, ctx->cudev)); /* current on this thread until popped */
@@ -136,6 +145,25 @@ static int make_streams(gshmemi_proxy_backend_t *be, int pe)
     return GSHMEMI_OK;
 }
 
+/* Each kind of work the thread will post on pe's streams, done once now against a scratch word of
+ * this GPU (reading the peer's heap, writing nothing of it): whatever the driver sets up on first
+ * use is set up before any kernel can be waiting for the proxy. */
+static int warm_up(gshmemi_proxy_backend_t *be, int pe, uint64_t *scratch)
+{
+    cudaStream_t data = be->stream[2 * (size_t)pe + DATA], atomic = be->stream[2 * (size_t)pe + ATOMIC];
+
+    GSHMEMI_CUDACHECK(cudaMemcpyAsync(scratch, be->ctx->host_view[pe], sizeof(uint64_t), cudaMemcpyDefault, data));
+    GSHMEMI_CUCHECK(cuStreamWriteValue64((CUstream)data, (CUdeviceptr)(uintptr_t)scratch, 0, 0));
+    GSHMEMI_CUCHECK(cuStreamWriteValue32((CUstream)data, (CUdeviceptr)(uintptr_t)scratch, 0, 0));
+    GSHMEMI_CUDACHECK(cudaMemcpyAsync(scratch, be->staging, 1, cudaMemcpyHostToDevice, data));
+    GSHMEMI_CUDACHECK(cudaEventRecord(be->event[2 * (size_t)pe + DATA], data));
+    GSHMEMI_CUDACHECK(cudaStreamWaitEvent(atomic, be->event[2 * (size_t)pe + DATA], 0));
+    GSHMEMI_CUDACHECK((cudaError_t)gshmemi_copy_amo(scratch, GSHMEMI_AMO_FETCH_ADD, 0, 0, 8, &be->staging[0], atomic));
+    GSHMEMI_CUDACHECK(cudaStreamSynchronize(atomic));
+    GSHMEMI_CUDACHECK(cudaStreamSynchronize(data));
+    return GSHMEMI_OK;
+}
+
 /* Every peer routed here must be mapped (P2P maps each PE of this machine whose GPU ours reaches).
  * Its streams are made now, at init: the proxy thread makes no CUDA object while a kernel waits
  * for it. serve: the peers to serve (the emulated IBGDA NIC's); NULL: those routed to the proxy's
@@ -144,8 +172,14 @@ static int copy_connect(gshmemi_proxy_backend_t *be, const void *blobs, const in
 {
     int rc = GSHMEMI_OK;
 
+    uint64_t *scratch = NULL;
+
     (void)blobs;
     GSHMEMI_CHECK(enter(be));
+    if (cudaMalloc((void **)&scratch, sizeof(uint64_t)) != cudaSuccess) {
+        GSHMEMI_ERROR("proxy", "copy backend: cannot allocate its 8-byte scratch word: %s", cudaGetErrorString(cudaGetLastError()));
+        rc = GSHMEMI_ERR_CUDA;
+    }
     for (int pe = 0; pe < be->ctx->n_pes && rc == GSHMEMI_OK; pe++) {
         if (serve ? !serve[pe] : be->ctx->route[pe] != GSHMEMI_ROUTE_PROXY_COPY) continue;
         if (!be->ctx->host_view[pe]) {
@@ -153,8 +187,10 @@ static int copy_connect(gshmemi_proxy_backend_t *be, const void *blobs, const in
             rc = GSHMEMI_ERR_UNSUPPORTED;
         } else {
             rc = make_streams(be, pe);
+            if (rc == GSHMEMI_OK) rc = warm_up(be, pe, scratch);
         }
     }
+    if (scratch) cudaFree(scratch);
     leave(be);
     return rc;
 }
@@ -177,11 +213,18 @@ static cudaStream_t stream_of(gshmemi_proxy_backend_t *be, int pe, int which)
     return be->stream[i];
 }
 
+/* Whether stream i may hold work not yet complete: posted since its last mark, or marked and
+ * the mark not yet written back. */
+static int in_flight(gshmemi_proxy_backend_t *be, size_t i)
+{
+    return be->busy[i] || __atomic_load_n(&be->marks[i], __ATOMIC_ACQUIRE) < be->mark_seq[i];
+}
+
 /* Work posted later on stream `later` of pe starts after what stream `earlier` of pe holds now. */
 static int order_after(gshmemi_proxy_backend_t *be, int pe, int earlier, int later)
 {
     const size_t e = 2 * (size_t)pe + earlier;
-    const int was_busy = be->busy[e];
+    const int was_busy = be->stream[e] && in_flight(be, e);
     cudaStream_t s = stream_of(be, pe, later);
     if (!s) return GSHMEMI_ERR_CUDA;
     if (!was_busy) return GSHMEMI_OK;
@@ -298,20 +341,40 @@ static int copy_amo(gshmemi_proxy_backend_t *be, int pe, int op, uint64_t dst_of
 static int copy_fence(gshmemi_proxy_backend_t *be)
 {
     for (int pe = 0; pe < be->ctx->n_pes; pe++)
-        if (be->busy[2 * (size_t)pe + ATOMIC]) GSHMEMI_CHECK(order_after(be, pe, ATOMIC, DATA));
+        if (be->stream[2 * (size_t)pe + ATOMIC] && in_flight(be, 2 * (size_t)pe + ATOMIC)) GSHMEMI_CHECK(order_after(be, pe, ATOMIC, DATA));
     return GSHMEMI_OK;
 }
 
+/* Completion without a driver call per poll: a stream with work since its last mark gets a new
+ * mark, a stream write of a sequence number into pinned host memory that runs once the work
+ * before it is done (the write's default memory barrier orders that work first); a stream is
+ * idle once its mark is back. A failed copy or kernel never writes its mark, so every 4096 polls
+ * that find work pending ask the streams for an error. */
 static int copy_progress(gshmemi_proxy_backend_t *be, int *idle)
 {
+    const int ask = ++be->slow_polls >= 4096;
     *idle = 1;
     for (size_t i = 0; i < 2 * (size_t)be->ctx->n_pes; i++) {
-        if (!be->busy[i]) continue;
-        cudaError_t err = cudaStreamQuery(be->stream[i]);
-        if (err == cudaSuccess) be->busy[i] = 0;
-        else if (err == cudaErrorNotReady) *idle = 0;
-        else return check(err, i % 2 ? "an atomic" : "a copy or value", (int)(i / 2));
+        if (!be->stream[i]) continue;
+        if (be->busy[i]) {
+            CUresult res = gshmemi_cu.cuStreamWriteValue64((CUstream)be->stream[i], (CUdeviceptr)(uintptr_t)(be->marks_dev + i),
+                                                           be->mark_seq[i] + 1, 0);
+            if (res != CUDA_SUCCESS) {
+                GSHMEMI_ERROR("proxy", "copy backend: the completion mark of PE %d's %s stream: %s", (int)(i / 2), i % 2 ? "atomic" : "data",
+                              gshmemi_cu_errstr(res));
+                return GSHMEMI_ERR_CUDA;
+            }
+            be->mark_seq[i]++;
+            be->busy[i] = 0;
+        }
+        if (__atomic_load_n(&be->marks[i], __ATOMIC_ACQUIRE) >= be->mark_seq[i]) continue;
+        *idle = 0;
+        if (ask) {
+            cudaError_t err = cudaStreamQuery(be->stream[i]);
+            if (err != cudaSuccess && err != cudaErrorNotReady) return check(err, i % 2 ? "an atomic" : "a copy or value", (int)(i / 2));
+        }
     }
+    if (*idle || ask) be->slow_polls = 0;
     return GSHMEMI_OK;
 }
 
@@ -327,7 +390,7 @@ static int copy_flush(gshmemi_proxy_backend_t *be)
         if (idle) return GSHMEMI_OK;
         if (gshmemi_now_s() > deadline) {
             for (size_t i = 0; i < 2 * (size_t)be->ctx->n_pes; i++)
-                if (be->busy[i])
+                if (be->stream[i] && in_flight(be, i))
                     GSHMEMI_ERROR("proxy", "copy backend: %s to PE %d not complete after GSHMEM_PEER_TIMEOUT=%g s%s",
                                   i % 2 ? "an atomic" : "a copy or value", (int)(i / 2), be->ctx->peer_timeout,
                                   i % 2 ? " (its kernel waits for a free SM: does a kernel hold every SM while it waits?)" : "");
@@ -348,11 +411,13 @@ static void copy_close(gshmemi_proxy_backend_t *be)
         if (be->event[i]) cudaEventDestroy(be->event[i]);
     }
     if (be->staging) cudaFreeHost(be->staging);
+    if (be->marks) cudaFreeHost((void *)be->marks);
     leave(be);
     if (be->own) (void)gshmemi_cu.cuCtxDestroy(be->own);
     free(be->stream);
     free(be->event);
     free(be->busy);
+    free(be->mark_seq);
     free(be);
 }
 

@@ -20,6 +20,7 @@
 #include "../p2p/p2p.h"
 #include "../route.h"
 #include "backend.h"
+#include "join.h"
 
 #define PROXY_F_WAIT 1u       /* as GSHMEMI_PROXY_F_WAIT (device/proxy.cuh) */
 #define PROXY_BLOB_BYTES 256  /* [int64 verbs status][verbs blob] */
@@ -42,6 +43,11 @@ static struct {
     int device;
     gshmemi_transport_ctx_t *ctx;
     uint64_t taken;                   /* requests taken (for GSHMEM_PROXY_INJECT_ERROR) */
+    struct {                          /* what the thread did, counted where GSHMEM_DEBUG=info or above */
+        uint64_t requests, puts_merged, copies, flushes, polls;
+        uint64_t post_ns, flush_ns, poll_ns;
+    } stats;
+    int counting;
 } px;
 
 static const char *op_name(int op)
@@ -177,6 +183,57 @@ static int handle(const gshmemi_proxy_req_t *r, uint64_t t, int *defer)
     return GSHMEMI_OK;
 }
 
+/* ---- non-blocking puts taken together (join.h) ----
+ * Up to GSHMEMI_PROXY_JOIN_MAX requests at a time; only sources in this PE's symmetric heap are
+ * joined (one reservation: a run never spans two allocations). Not with GSHMEM_PROXY_INJECT_ERROR,
+ * which counts requests one by one. */
+static int put_joinable(const gshmemi_proxy_req_t *r)
+{
+    const int pe = gshmemi_proxy_req_pe(r);
+    const gshmemi_heap_t *h = px.ctx->heap;
+    const uintptr_t src = (uintptr_t)r->arg[2];
+    const size_t n = (size_t)r->arg[3];
+
+    if (gshmemi_proxy_req_op(r) != GSHMEMI_PROXY_PUT || (unsigned)r->arg[4] != 0 || n == 0) return 0;
+    if (pe < 0 || pe >= px.ctx->n_pes || (px.ctx->route[pe] != GSHMEMI_ROUTE_PROXY_COPY && px.ctx->route[pe] != GSHMEMI_ROUTE_PROXY_VERBS))
+        return 0;
+    return h && src >= (uintptr_t)h->reserve && src - (uintptr_t)h->reserve < h->reserve_size &&
+           n <= h->reserve_size - (src - (uintptr_t)h->reserve);
+}
+
+/* Takes the joinable puts from ticket pos on (first, already taken, is one), posts them as joined
+ * runs, and says in *taken how many requests that was. On a failure *failed is the ticket of the
+ * first request of the run that failed. */
+static int handle_puts(const gshmemi_proxy_req_t *first, uint64_t pos, uint64_t *taken, uint64_t *failed)
+{
+    gshmemi_proxy_req_t b[GSHMEMI_PROXY_JOIN_MAX];
+    gshmemi_proxy_put_run_t run[GSHMEMI_PROXY_JOIN_MAX];
+    int n = 1, nrun;
+
+    b[0] = *first;
+    while (n < GSHMEMI_PROXY_JOIN_MAX && gshmemi_fifo_take(&px.host, pos + (uint64_t)n, &b[n]) && put_joinable(&b[n])) n++;
+    nrun = gshmemi_proxy_join_puts(b, n, pos, run);
+    *taken = (uint64_t)n;
+    for (int k = 0; k < nrun; k++) {
+        const gshmemi_proxy_backend_ops_t *ops = NULL;
+        gshmemi_proxy_backend_t *be = backend_of(run[k].pe, &ops);
+        GSHMEMI_TRACE("proxy", "requests %llu..%llu: put of %llu bytes to PE %d at %#llx (run %d of %d)", (unsigned long long)pos,
+                      (unsigned long long)(pos + (uint64_t)n - 1), (unsigned long long)run[k].n, run[k].pe,
+                      (unsigned long long)run[k].dst, k + 1, nrun);
+        int rc = ops->put(be, run[k].pe, run[k].dst, (const void *)(uintptr_t)run[k].src, (size_t)run[k].n);
+        if (rc != GSHMEMI_OK) {
+            GSHMEMI_ERROR("proxy", "requests %llu..%llu: a put of %llu bytes to PE %d (offset %#llx), joined from non-blocking puts, failed in the %s backend",
+                          (unsigned long long)pos, (unsigned long long)(pos + (uint64_t)n - 1), (unsigned long long)run[k].n, run[k].pe,
+                          (unsigned long long)run[k].dst, ops->name);
+            *failed = run[k].first;
+            return rc;
+        }
+    }
+    px.stats.puts_merged += (uint64_t)(n - nrun);
+    px.stats.copies += (uint64_t)nrun;
+    return GSHMEMI_OK;
+}
+
 /* The proxy thread on the CPUs of the GPU's NUMA node (sysfs local_cpulist of its PCI device). */
 static void place_thread(void)
 {
@@ -238,17 +295,22 @@ static void *proxy_main(void *arg)
                    gshmemi_proxy_req_op(&next) == GSHMEMI_PROXY_QUIET)
                 pos++;
             int defer = 0;
-            const uint64_t t0 = gshmemi_log_level >= GSHMEMI_LOG_TRACE ? gshmemi_fifo_now_ns() : 0;
-            if (handle(&r, pos, &defer) != GSHMEMI_OK) {
-                gshmemi_fifo_fail(&px.host, pos);
+            uint64_t taken = 1, failed = pos;
+            const uint64_t t0 = px.counting ? gshmemi_fifo_now_ns() : 0;
+            const int rc = gshmemi_env.PROXY_INJECT_ERROR == 0 && put_joinable(&r) ? handle_puts(&r, pos, &taken, &failed)
+                                                                                  : handle(&r, pos, &defer);
+            if (rc != GSHMEMI_OK) {
+                gshmemi_fifo_fail(&px.host, failed);
                 break;
             }
             if (t0) { /* a CUDA call of the backend that blocked */
                 const uint64_t took = gshmemi_fifo_now_ns() - t0;
+                px.stats.requests += taken;
+                px.stats.post_ns += took;
                 if (took > 50000000ull)
                     GSHMEMI_TRACE("proxy", "request %llu took %.1f ms in the backend", (unsigned long long)pos, 1e-6 * (double)took);
             }
-            pos++;
+            pos += taken;
             gshmemi_fifo_release(&px.host, pos);
             if (*px.host.done > done) done = *px.host.done;
             if (defer) owed = pos;
@@ -256,7 +318,13 @@ static void *proxy_main(void *arg)
              * the requests queued behind it are posted too, so that one flush serves them all
              * (the quiets of every CTA of a kernel, say), but never more than 64 requests later. */
             if (owed > done && (++behind >= 64 || !gshmemi_fifo_take(&px.host, pos, &r))) {
-                if (flush_all() != GSHMEMI_OK) {
+                const uint64_t f0 = px.counting ? gshmemi_fifo_now_ns() : 0;
+                const int frc = flush_all();
+                if (f0) {
+                    px.stats.flushes++;
+                    px.stats.flush_ns += gshmemi_fifo_now_ns() - f0;
+                }
+                if (frc != GSHMEMI_OK) {
                     GSHMEMI_ERROR("proxy", "completing the requests before %llu failed", (unsigned long long)owed);
                     gshmemi_fifo_fail(&px.host, done);
                     break;
@@ -281,7 +349,13 @@ static void *proxy_main(void *arg)
                                   (unsigned long long)pos - 1, 1e-9 * (double)(t - waiting_since));
                 }
             }
-            if (all_idle(&idle) != GSHMEMI_OK) {
+            const uint64_t q0 = px.counting ? gshmemi_fifo_now_ns() : 0;
+            const int qrc = all_idle(&idle);
+            if (q0) {
+                px.stats.polls++;
+                px.stats.poll_ns += gshmemi_fifo_now_ns() - q0;
+            }
+            if (qrc != GSHMEMI_OK) {
                 GSHMEMI_ERROR("proxy", "a request before %llu failed in its backend", (unsigned long long)pos);
                 gshmemi_fifo_fail(&px.host, done);
                 break;
@@ -411,6 +485,7 @@ static int proxy_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
     if (px.copy && rc == GSHMEMI_OK) rc = gshmemi_proxy_backend_copy.connect(px.copy, NULL, NULL);
     if (rc != GSHMEMI_OK || !px.serves) return rc;
     GSHMEMI_CHECK(alloc_fifo(ctx, ctx->dev_proxy));
+    px.counting = gshmemi_log_level >= GSHMEMI_LOG_INFO;
     if (pthread_create(&px.thread, NULL, proxy_main, NULL) != 0) {
         GSHMEMI_ERROR("proxy", "cannot start the proxy thread: %s", strerror(errno));
         return GSHMEMI_ERR_SYSTEM;
@@ -465,6 +540,14 @@ static int proxy_finalize(gshmemi_transport_ctx_t *ctx)
     if (px.thread_started) {
         px.stop = 1;
         pthread_join(px.thread, NULL);
+        if (px.counting) {
+            const double us = 1e-3;
+            GSHMEMI_INFO("proxy", "proxy thread: %llu requests (%llu non-blocking puts joined into others, %llu joined copies), %.1f us a request posting; %llu flushes, %.1f us each; %llu idle polls, %.2f us each",
+                         (unsigned long long)px.stats.requests, (unsigned long long)px.stats.puts_merged, (unsigned long long)px.stats.copies,
+                         px.stats.requests ? us * (double)px.stats.post_ns / (double)px.stats.requests : 0.0,
+                         (unsigned long long)px.stats.flushes, px.stats.flushes ? us * (double)px.stats.flush_ns / (double)px.stats.flushes : 0.0,
+                         (unsigned long long)px.stats.polls, px.stats.polls ? us * (double)px.stats.poll_ns / (double)px.stats.polls : 0.0);
+        }
     }
     if (px.copy) gshmemi_proxy_backend_copy.close(px.copy);
     if (px.verbs) gshmemi_proxy_backend_verbs.close(px.verbs);
