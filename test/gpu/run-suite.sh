@@ -3,6 +3,7 @@
 # The environment reaches every PE: GSHMEM_REMOTE_TRANSPORT=proxy GSHMEM_DISABLE_P2P=1 runs the
 # suite with every peer remote; GSHMEM_TEST_HOSTS=K makes hosts of K PEs (GSHMEM_HOST_ID).
 # RUN_SUITE_TIMEOUT: seconds each test may run (default 580). RUN_SUITE_MPS=0: no MPS daemon.
+# CUDA_VISIBLE_DEVICES limits the GPUs the PEs share.
 # With more PEs than GPUs, PEs share GPUs; an MPS daemon is started for the run (without it the
 # kernels of PEs on one GPU are time-sliced and a spinning PE can starve its peer), and each PE
 # gets its share of the SMs. The GPU's compute mode is never changed.
@@ -15,6 +16,10 @@ export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAS
 export GSHMEM_SYMMETRIC_SIZE=${GSHMEM_SYMMETRIC_SIZE:-2G}
 
 ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+# CUDA_VISIBLE_DEVICES=0 (say) runs the PEs on the GPUs it names: PEs then share them under MPS
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && [ "${ngpus:-0}" -gt 0 ]; then
+    ngpus=$(tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .)
+fi
 if [ "${ngpus:-0}" -lt 1 ]; then echo "run-suite: no GPU" >&2; exit 77; fi
 mps=0
 # RUN_SUITE_MPS=0: no MPS even where PEs share a GPU (their kernels are then time-sliced: slow)
