@@ -3,14 +3,18 @@
  * "PE 1" through it reaches its own heap, so put/get/atomics can be checked byte by byte. Keys are
  * checked like a NIC would (an unknown rkey gives a remote-access-error completion), QPs must go
  * INIT -> RTR -> RTS before posting, and every object is counted so a test can see close() free
- * them all. fake_ibv_fail_next() makes the next work request complete in error. */
+ * them all. fake_ibv_fail_next() makes the next work request complete in error; fake_ibv_wr()
+ * reads back the work requests posted (fake_ibverbs.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fake_ibverbs.h"
+
 #define MAX_MR 256
+#define WR_LOG 1024
 #define MAX_WC 4096
 
 static struct ibv_device dev0, *devlist[2];
@@ -20,12 +24,19 @@ static struct ibv_wc cq_q[MAX_WC];
 static int cq_head, cq_n;
 static int fail_status, fail_vendor;
 static int posted, hold, last_flags, last_opcode;
+static fake_ibv_wr_t wr_log[WR_LOG]; /* wr_log[i % WR_LOG]: the ith work request posted */
 
 int fake_ibv_live(void) { return live; }
 int fake_ibv_posted(void) { return posted; }
 /* send_flags and opcode of the last work request posted */
 int fake_ibv_last_flags(void) { return last_flags; }
 int fake_ibv_last_opcode(void) { return last_opcode; }
+int fake_ibv_wr(int i, fake_ibv_wr_t *out)
+{
+    if (i < 0 || i >= posted || i < posted - WR_LOG) return 0;
+    *out = wr_log[i % WR_LOG];
+    return 1;
+}
 /* 1: completions stay invisible to ibv_poll_cq (a peer that never answers); 0: delivered */
 void fake_ibv_hold(int on) { hold = on; }
 void fake_ibv_fail_next(int status, int vendor_err)
@@ -256,6 +267,16 @@ static struct ibv_mr *find_mr(uint64_t addr, size_t len, uint32_t key, int remot
     return NULL;
 }
 
+uint32_t fake_ibv_rkey_at(uint64_t addr)
+{
+    for (int i = 0; i < MAX_MR; i++) {
+        struct ibv_mr *m = mrs[i];
+        if (m && m->rkey && addr >= (uint64_t)(uintptr_t)m->addr && addr < (uint64_t)(uintptr_t)m->addr + m->length)
+            return m->rkey;
+    }
+    return 0;
+}
+
 static void push_wc(struct ibv_qp *qp, uint64_t wr_id, enum ibv_wc_status st, uint32_t vendor)
 {
     struct ibv_wc *wc = &cq_q[(cq_head + cq_n++) % MAX_WC];
@@ -275,6 +296,24 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
         if (qp->state != IBV_QPS_RTS || wr->num_sge != 1 || cq_n == MAX_WC) {
             *bad = wr;
             return EINVAL;
+        }
+        {
+            fake_ibv_wr_t *l = &wr_log[posted % WR_LOG];
+            memset(l, 0, sizeof(*l));
+            l->opcode = (int)wr->opcode;
+            l->send_flags = (int)wr->send_flags;
+            l->local = s->addr;
+            l->length = s->length;
+            l->lkey = s->lkey;
+            if (wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_READ) {
+                l->remote = wr->wr.rdma.remote_addr;
+                l->rkey = wr->wr.rdma.rkey;
+            } else {
+                l->remote = wr->wr.atomic.remote_addr;
+                l->rkey = wr->wr.atomic.rkey;
+                l->compare_add = wr->wr.atomic.compare_add;
+                l->swap = wr->wr.atomic.swap;
+            }
         }
         posted++;
         last_flags = (int)wr->send_flags;

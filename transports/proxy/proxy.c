@@ -4,7 +4,8 @@
  * and hands each to the backend of its peer (backend.h: copy engine for PEs of this machine,
  * ibverbs RC for other machines), writes results and the completion count, and on a backend
  * error logs the request, the peer and the cause and fails the FIFO, so the waiting device call
- * reports and traps instead of hanging. */
+ * reports and traps instead of hanging. The same thread runs the host-initiated operations to
+ * verbs peers (hostreq.h): the verbs backend is driven by this thread alone. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -20,6 +21,7 @@
 #include "../p2p/p2p.h"
 #include "../route.h"
 #include "backend.h"
+#include "hostreq.h"
 #include "join.h"
 
 #define PROXY_F_WAIT 1u       /* as GSHMEMI_PROXY_F_WAIT (device/proxy.cuh) */
@@ -35,6 +37,7 @@ static struct {
     uint64_t *scratch;                /* pinned: [0] a g's value, [1] a fetched old value */
     cudaStream_t quiet_stream;        /* the host quiet's reads of the ticket count (no kernel waits on it) */
     gshmemi_proxy_backend_t *copy, *verbs;
+    gshmemi_hostq_t *hostq;           /* host-initiated operations to verbs peers, run by the proxy thread */
     int verbs_state;                  /* VERBS_* */
     int verbs_connected;              /* every PE opened verbs and they connected: chunks are registered (collective) */
     pthread_t thread;
@@ -275,11 +278,13 @@ static void *proxy_main(void *arg)
     if (cudaSetDevice(px.device) != cudaSuccess) {
         GSHMEMI_ERROR("proxy", "the proxy thread cannot use GPU %d", px.device);
         gshmemi_fifo_fail(&px.host, 0);
+        gshmemi_hostq_stop(px.hostq, "it could not use the GPU");
         return NULL;
     }
     if (px.copy && gshmemi_proxy_backend_copy.attach(px.copy) != GSHMEMI_OK) {
         GSHMEMI_ERROR("proxy", "the proxy thread cannot enter the copy backend's CUDA context");
         gshmemi_fifo_fail(&px.host, 0);
+        gshmemi_hostq_stop(px.hostq, "it could not enter the copy backend's CUDA context");
         return NULL;
     }
     place_thread();
@@ -288,6 +293,9 @@ static void *proxy_main(void *arg)
     if (prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0) != 0)
         GSHMEMI_INFO("proxy", "cannot shorten the proxy thread's timer slack (%s): idle wake-ups may take 50 us more", strerror(errno));
     while (!px.stop) {
+        /* a host-initiated operation to a verbs peer: run to completion (posted and flushed)
+         * between two device requests, whose bookkeeping it leaves as it was */
+        if (px.hostq && gshmemi_hostq_serve(px.hostq, &gshmemi_proxy_backend_verbs, px.verbs)) idle_rounds = 0;
         if (gshmemi_fifo_take(&px.host, pos, &r)) {
             /* quiets queued back to back (one per CTA of a kernel, say) share one flush */
             gshmemi_proxy_req_t next;
@@ -378,6 +386,7 @@ static void *proxy_main(void *arg)
             nanosleep(&ts, NULL);
         }
     }
+    gshmemi_hostq_stop(px.hostq, px.stop ? "the runtime is finalizing" : "a device request failed (logged above)");
     return NULL;
 }
 
@@ -485,6 +494,7 @@ static int proxy_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
     if (px.copy && rc == GSHMEMI_OK) rc = gshmemi_proxy_backend_copy.connect(px.copy, NULL, NULL);
     if (rc != GSHMEMI_OK || !px.serves) return rc;
     GSHMEMI_CHECK(alloc_fifo(ctx, ctx->dev_proxy));
+    if (px.verbs) GSHMEMI_CHECK(gshmemi_hostq_create(&px.hostq));
     px.counting = gshmemi_log_level >= GSHMEMI_LOG_INFO;
     if (pthread_create(&px.thread, NULL, proxy_main, NULL) != 0) {
         GSHMEMI_ERROR("proxy", "cannot start the proxy thread: %s", strerror(errno));
@@ -549,6 +559,8 @@ static int proxy_finalize(gshmemi_transport_ctx_t *ctx)
                          (unsigned long long)px.stats.polls, px.stats.polls ? us * (double)px.stats.poll_ns / (double)px.stats.polls : 0.0);
         }
     }
+    gshmemi_hostq_stop(px.hostq, "the runtime is finalizing");
+    gshmemi_hostq_destroy(px.hostq);
     if (px.copy) gshmemi_proxy_backend_copy.close(px.copy);
     if (px.verbs) gshmemi_proxy_backend_verbs.close(px.verbs);
     if (px.quiet_stream) cudaStreamDestroy(px.quiet_stream);
@@ -560,42 +572,78 @@ static int proxy_finalize(gshmemi_transport_ctx_t *ctx)
     return GSHMEMI_OK;
 }
 
-/* ---- host-initiated operations: through the copy engine's mapping (a PE of this machine);
- * a PE behind verbs is not reached from the host yet ---- */
+/* ---- host-initiated operations. A PE of this machine (the copy backend's): through the heap
+ * mapping on the caller's stream, as P2P does. A PE behind verbs: a request the proxy thread runs
+ * (hostreq.h), complete when the call returns.
+ *
+ * The stream forms to a verbs peer synchronize their stream first, then run the operation: it
+ * comes after the work queued before it, and work queued after it is queued once the call has
+ * returned, so after it. A host function on the stream (cudaLaunchHostFunc) would keep the call
+ * asynchronous, but it may make no CUDA call, its failure could reach no caller, and it would
+ * hold the stream for the network round trip anyway. Such a call cannot be captured into a CUDA
+ * graph: on a capturing stream it is refused, saying so. The blocking forms pass the runtime's
+ * internal stream and take the same path. ---- */
 
-static int host_route_ok(gshmemi_transport_ctx_t *ctx, int pe, const char *what)
+static int verbs_ready(gshmemi_transport_ctx_t *ctx, const char *what, int pe, cudaStream_t stream)
 {
-    if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY) return 1;
-    GSHMEMI_ERROR("proxy", "host-initiated %s to PE %d: PE %d is behind the verbs backend, which host-initiated operations do not use yet",
-                  what, pe, pe);
-    return 0;
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    cudaError_t err;
+
+    if (ctx->route[pe] != GSHMEMI_ROUTE_PROXY_VERBS || !px.hostq) {
+        GSHMEMI_ERROR("proxy", "host-initiated %s to PE %d: the proxy reaches PE %d by neither the copy engine nor a connected verbs backend",
+                      what, pe, pe);
+        return GSHMEMI_ERR_UNSUPPORTED;
+    }
+    err = cudaStreamIsCapturing(stream, &cs);
+    if (err == cudaSuccess && cs != cudaStreamCaptureStatusNone) {
+        GSHMEMI_ERROR("proxy", "host-initiated %s to PE %d: its stream is being captured into a graph, and an operation to a PE behind the verbs backend runs on the host, outside the stream",
+                      what, pe);
+        return GSHMEMI_ERR_UNSUPPORTED;
+    }
+    if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+    if (err != cudaSuccess) {
+        GSHMEMI_ERROR("proxy", "host-initiated %s to PE %d: waiting for the work queued before it on its stream failed: %s", what, pe,
+                      cudaGetErrorString(err));
+        return GSHMEMI_ERR_CUDA;
+    }
+    return GSHMEMI_OK;
 }
 
 static int proxy_put(gshmemi_transport_ctx_t *ctx, void *dest, const void *src, size_t n, int pe, cudaStream_t stream)
 {
-    return host_route_ok(ctx, pe, "put") ? gshmemi_p2p_put(ctx, dest, src, n, pe, stream) : GSHMEMI_ERR_UNSUPPORTED;
+    if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY) return gshmemi_p2p_put(ctx, dest, src, n, pe, stream);
+    GSHMEMI_CHECK(verbs_ready(ctx, "put", pe, stream));
+    return gshmemi_hostreq_rma(px.hostq, ctx, "put", 1, dest, n, src, n, n, 1, pe);
 }
 static int proxy_get(gshmemi_transport_ctx_t *ctx, void *dest, const void *src, size_t n, int pe, cudaStream_t stream)
 {
-    return host_route_ok(ctx, pe, "get") ? gshmemi_p2p_get(ctx, dest, src, n, pe, stream) : GSHMEMI_ERR_UNSUPPORTED;
+    if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY) return gshmemi_p2p_get(ctx, dest, src, n, pe, stream);
+    GSHMEMI_CHECK(verbs_ready(ctx, "get", pe, stream));
+    return gshmemi_hostreq_rma(px.hostq, ctx, "get", 0, dest, n, src, n, n, 1, pe);
 }
 static int proxy_iput(gshmemi_transport_ctx_t *ctx, void *dest, size_t dpitch, const void *src, size_t spitch, size_t es,
                       size_t nelems, int pe, cudaStream_t stream)
 {
-    return host_route_ok(ctx, pe, "iput") ? gshmemi_p2p_iput(ctx, dest, dpitch, src, spitch, es, nelems, pe, stream)
-                                          : GSHMEMI_ERR_UNSUPPORTED;
+    if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY) return gshmemi_p2p_iput(ctx, dest, dpitch, src, spitch, es, nelems, pe, stream);
+    GSHMEMI_CHECK(verbs_ready(ctx, "iput", pe, stream));
+    return gshmemi_hostreq_rma(px.hostq, ctx, "iput", 1, dest, dpitch, src, spitch, es, nelems, pe);
 }
 static int proxy_iget(gshmemi_transport_ctx_t *ctx, void *dest, size_t dpitch, const void *src, size_t spitch, size_t es,
                       size_t nelems, int pe, cudaStream_t stream)
 {
-    return host_route_ok(ctx, pe, "iget") ? gshmemi_p2p_iget(ctx, dest, dpitch, src, spitch, es, nelems, pe, stream)
-                                          : GSHMEMI_ERR_UNSUPPORTED;
+    if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY) return gshmemi_p2p_iget(ctx, dest, dpitch, src, spitch, es, nelems, pe, stream);
+    GSHMEMI_CHECK(verbs_ready(ctx, "iget", pe, stream));
+    return gshmemi_hostreq_rma(px.hostq, ctx, "iget", 0, dest, dpitch, src, spitch, es, nelems, pe);
 }
+/* To a verbs peer every atomic completes before it returns, the signal of a put-with-signal
+ * (fetched NULL) too: the put before it has completed by then, so the signal lands after it. */
 static int proxy_amo(gshmemi_transport_ctx_t *ctx, int op, void *dest, uint64_t value, uint64_t cond, size_t width, int pe,
                      cudaStream_t stream, uint64_t *fetched)
 {
-    return host_route_ok(ctx, pe, "atomic") ? gshmemi_p2p_amo(ctx, op, dest, value, cond, width, pe, stream, fetched)
-                                            : GSHMEMI_ERR_UNSUPPORTED;
+    if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY)
+        return gshmemi_p2p_amo(ctx, op, dest, value, cond, width, pe, stream, fetched);
+    GSHMEMI_CHECK(verbs_ready(ctx, "atomic", pe, stream));
+    return gshmemi_hostreq_amo(px.hostq, ctx, op, dest, value, cond, width, pe, fetched);
 }
 
 const gshmemi_transport_t gshmemi_transport_proxy = {
