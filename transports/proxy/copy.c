@@ -145,14 +145,14 @@ static int make_streams(gshmemi_proxy_backend_t *be, int pe)
     return GSHMEMI_OK;
 }
 
-/* Each kind of work the thread will post on pe's streams, done once now against a scratch word of
- * this GPU (reading the peer's heap, writing nothing of it): whatever the driver sets up on first
+/* Each kind of work the thread will post on pe's streams, done once now within a scratch buffer of
+ * this GPU (the peer's heap may have no memory mapped yet): whatever the driver sets up on first
  * use is set up before any kernel can be waiting for the proxy. */
 static int warm_up(gshmemi_proxy_backend_t *be, int pe, uint64_t *scratch)
 {
     cudaStream_t data = be->stream[2 * (size_t)pe + DATA], atomic = be->stream[2 * (size_t)pe + ATOMIC];
 
-    GSHMEMI_CUDACHECK(cudaMemcpyAsync(scratch, be->ctx->host_view[pe], sizeof(uint64_t), cudaMemcpyDefault, data));
+    GSHMEMI_CUDACHECK(cudaMemcpyAsync(scratch, scratch + 1, sizeof(uint64_t), cudaMemcpyDeviceToDevice, data));
     GSHMEMI_CUCHECK(cuStreamWriteValue64((CUstream)data, (CUdeviceptr)(uintptr_t)scratch, 0, 0));
     GSHMEMI_CUCHECK(cuStreamWriteValue32((CUstream)data, (CUdeviceptr)(uintptr_t)scratch, 0, 0));
     GSHMEMI_CUDACHECK(cudaMemcpyAsync(scratch, be->staging, 1, cudaMemcpyHostToDevice, data));
@@ -176,8 +176,8 @@ static int copy_connect(gshmemi_proxy_backend_t *be, const void *blobs, const in
 
     (void)blobs;
     GSHMEMI_CHECK(enter(be));
-    if (cudaMalloc((void **)&scratch, sizeof(uint64_t)) != cudaSuccess) {
-        GSHMEMI_ERROR("proxy", "copy backend: cannot allocate its 8-byte scratch word: %s", cudaGetErrorString(cudaGetLastError()));
+    if (cudaMalloc((void **)&scratch, 2 * sizeof(uint64_t)) != cudaSuccess) {
+        GSHMEMI_ERROR("proxy", "copy backend: cannot allocate its 16-byte scratch buffer: %s", cudaGetErrorString(cudaGetLastError()));
         rc = GSHMEMI_ERR_CUDA;
     }
     for (int pe = 0; pe < be->ctx->n_pes && rc == GSHMEMI_OK; pe++) {
