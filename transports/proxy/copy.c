@@ -10,11 +10,6 @@
  * kept apart, a device kernel that holds every SM while it waits for a flag or a copy cannot
  * stall them behind an atomic. A fence makes the data streams wait for the atomics too.
  *
- * Measured under MPS: a kernel waiting with work queued behind it on its stream (put_bw's, in
- * shmem_quiet) slows the copies of every stream in its class by about 13 %, in any context, and
- * streams alternate between two classes as they are made. A second data stream chosen by timing
- * did not help (README, Transports, session 35).
- *
  * Under MPS (how PEs share one GPU) the backend works in a CUDA context of its own. Measured on
  * an H100 under MPS: a stream write or copy posted on a stream of the application's context can
  * wait, for good, behind kernels another thread of the process has queued (an on-stream barrier's
