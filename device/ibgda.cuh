@@ -154,8 +154,8 @@ GSHMEMI_DEV int gshmemi_ibgda_poll(const gshmemi_ibgda_qp_t *q)
  * completed (a lane with target 0 has nothing to wait for). Every wait of this path ends on a
  * vote of the lanes that called (__activemask at entry), so that no loop ends on one lane's own
  * value: ptxas keeps such a loop from starving the warp's other lanes with a convergence barrier
- * and a YIELD in every loop of the calling kernel, the P2P path's copy loops too (put-with-signal
- * 64 KiB 3 % behind r25, session 31). A lane whose own wait is over keeps spinning with the others,
+ * and a YIELD in every loop of the calling kernel, the P2P path's copy loops too (measurably
+ * slower puts-with-signal). A lane whose own wait is over keeps spinning with the others,
  * doing nothing. */
 GSHMEMI_DEV int gshmemi_ibgda_wait_done_why(unsigned active, const gshmemi_ibgda_qp_t *q, unsigned long long target)
 {
@@ -232,7 +232,7 @@ GSHMEMI_DEV gshmemi_ibgda_grp_t gshmemi_ibgda_reserve(unsigned active, const gsh
  * record are in GPU memory, which the NIC reads through the GPU's L2, where those fences order the
  * writes; a system-scope fence would also wait for the doorbell's PCIe write, and cost 1.5 us of
  * the 4.7 us a WQE took on an H100 (null NIC, one thread). Whether a ConnectX sees that order is
- * listed as unverified (README, IBGDA). No doorbell (GSHMEM_IBGDA_DOORBELL=cpu): the record is in
+ * listed as unverified (docs/transports.md, IBGDA). No doorbell (GSHMEM_IBGDA_DOORBELL=cpu): the record is in
  * host memory, where a host thread sees it advance and rings. A group rings inside the loop that
  * waits for its turn, so that a group waiting on another group of its warp never holds up that
  * one's ring. */

@@ -9,9 +9,8 @@
  *
  * Every entry point here is out of line (__noinline__), so a kernel's P2P fast path holds one
  * call to it and none of its loops: with p and g inlined, ptxas reloaded the PE and the peer's
- * base on every turn of the caller's loop, off the uniform datapath (P2P, H100, MPS, 10 runs:
- * p_latency 0.341-0.349 us inlined, 0.311-0.319 out of line, r25 0.300-0.330; g_latency
- * 0.222-0.226 against 0.202-0.206, r25 0.201-0.204). The price: a call costs the caller a few
+ * base on every turn of the caller's loop, off the uniform datapath (p and g latency over P2P
+ * about 10 % worse inlined). The price: a call costs the caller a few
  * registers (ptxas counts a kernel's registers over every function it calls).
  *
  * Where this PE has IBGDA QPs (device/ibgda.cuh), every remote peer is reached through them
@@ -51,8 +50,8 @@ GSHMEMI_DEV_REPORT void gshmemi_proxy_fail(int status, const char *routine, int 
  * wait of this path is on a count the whole group shares: the free slots for all of them, the
  * completion of the group's last request. A wait on a lane's own ticket is one that ptxas must
  * keep from starving the warp's other lanes, and it then gives every loop of the calling kernel a
- * convergence barrier and a YIELD, the P2P path's copy loops too (put_signal_latency 64 KiB 3 %
- * behind r25, session 31); a value shuffled from one lane it takes as the group's. */
+ * convergence barrier and a YIELD, the P2P path's copy loops too (measurably slower
+ * puts-with-signal); a value shuffled from one lane it takes as the group's. */
 typedef struct gshmemi_proxy_tickets {
     uint64_t mine, last;
     unsigned lanes; /* the group */

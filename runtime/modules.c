@@ -58,7 +58,7 @@ void gshmemi_module_register(gshmemi_module_update_fn update, unsigned version, 
  * runs, every kernel of every module that includes gshmem.h, and of the library's own modules,
  * is loaded at shmem_init (and at registration for a module loaded later), whatever
  * CUDA_MODULE_LOADING says. Modules that do not include gshmem.h (other libraries') are not
- * known here: README, Transports, says what to do about them. */
+ * known here: docs/transports.md says what to do about them. */
 static int preload_wanted;
 static int preload_modules, preload_kernels;
 

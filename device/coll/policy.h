@@ -79,7 +79,7 @@ GSHMEMI_HD_INLINE const char *gshmemi_coll_remote_unsupported(const gshmemi_team
 
 /* A device call by one thread group runs as one slice: its LL or LL128 steps follow one another,
  * a round trip each, while DIRECT costs two syncs at any size, so past a step or two DIRECT wins;
- * the limits below are where it did on the measured hosts (README, "Collectives"). A forced
+ * the limits below are where it did on the measured hosts (docs/api.md, "Teams and collectives"). A forced
  * protocol, and SIMPLE where configured, are kept. `picked` is gshmemi_pick_proto's answer;
  * LL128 needs whole warps. */
 #define GSHMEMI_GROUP_THREAD_LL_MAX 32
@@ -143,7 +143,7 @@ GSHMEMI_HD_INLINE int gshmemi_clamp_ctas(int n) { return n < 1 ? 1 : n < GSHMEMI
  * so a CTA beyond what fits waits for a whole wave of the others: each PE takes at most half its
  * share (H100, 2 PEs at 50 %, 2 MiB alltoall: 8.1 us with 32 CTAs, 15.0 with 64, 17.6 with 128).
  * Bulk transfers keep every slice: from 32 MiB moved a PE the SMs' bandwidth wins over the waves
- * (2 PEs, 128 MiB reduce: 304 us with 128 CTAs, 374 with 33). README, "Collectives". */
+ * (2 PEs, 128 MiB reduce: 304 us with 128 CTAs, 374 with 33). docs/api.md, "Teams and collectives". */
 GSHMEMI_HD_INLINE gshmemi_direct_ctas_t gshmemi_direct_ctas_auto(int sms, int pes_on_gpu)
 {
     gshmemi_direct_ctas_t c = {GSHMEMI_COLL_SLICES, GSHMEMI_COLL_SLICES};

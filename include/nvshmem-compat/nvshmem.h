@@ -6,7 +6,7 @@
  * Every name is a thin inline wrapper over gshmem's public API (gshmem.h), generated from gshmem's
  * type lists, with NVSHMEM's argument order. Names gshmem does not support fail at compile time
  * with a message naming them (NVSHMEMI_COMPAT_UNSUPPORTED below), never at link or run time.
- * README's "NVSHMEM compatibility" lists what maps, what differs and what is missing. */
+ * docs/nvshmem.md lists what maps, what differs and what is missing. */
 #ifndef GSHMEM_NVSHMEM_COMPAT_H
 #define GSHMEM_NVSHMEM_COMPAT_H
 
@@ -40,7 +40,7 @@ typedef struct CUstream_st *nvshmemi_compat_stream_t;
  * name is called; an unsupported constant expands to a lambda holding a failing static_assert.
  * In C the constants expand to a struct with a failing _Static_assert, and the functions are
  * simply not declared (the compiler names them as undeclared). */
-#define NVSHMEMI_COMPAT_WHY " is not supported by gshmem's NVSHMEM compatibility headers (README: NVSHMEM compatibility)"
+#define NVSHMEMI_COMPAT_WHY " is not supported by gshmem's NVSHMEM compatibility headers (docs/nvshmem.md)"
 #ifdef __cplusplus
 #ifdef __CUDACC__
 #define NVSHMEMI_COMPAT_HD_ATTR __host__ __device__

@@ -181,7 +181,7 @@ template <int KIND, int SCOPE> static __device__ __forceinline__ int pt_dev_sync
     return 0;
 }
 
-/* The data collectives take up to 128 registers a thread (README), which 512-thread CTAs allow;
+/* The data collectives take up to 128 registers a thread (docs/api.md), which 512-thread CTAs allow;
  * bounds of 1024 threads would cap them at 64 and spill. */
 #define PT_DEV_MAX_THREADS(KIND) (pt_moves_data(KIND) ? 512 : 1024)
 template <int KIND, int OP, typename T, int SCOPE>

@@ -502,7 +502,7 @@ int main(int argc, char **argv)
         GT_CUDA(cudaFree(rc));
     }
     /* The _grid forms refuse a team with members reached through the proxy (a trap with a message,
-     * README "Collectives with remote members"): run them where every peer is P2P. */
+     * docs/transports.md, "Collectives with remote members"): run them where every peer is P2P. */
     char *probe = (char *)shmem_malloc(8);
     const int remote_peers = gt_remote_peers(probe);
     shmem_free(probe);

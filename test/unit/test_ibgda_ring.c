@@ -66,7 +66,7 @@ static void test_qpn(void **state)
                 if (k) assert_true(gshmemi_ibgda_qpn(a, b, k - 1) != q);
                 if (a) assert_true(gshmemi_ibgda_qpn(a - 1, b, k) != q);
             }
-    assert_true(gshmemi_ibgda_qpn(0, 1, 0) == 0x800001u); /* the README's example message */
+    assert_true(gshmemi_ibgda_qpn(0, 1, 0) == 0x800001u); /* docs/transports.md's example message */
     assert_true(gshmemi_ibgda_qpn(3, 511, 63) != gshmemi_ibgda_qpn(3, 510, 63));
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README promises that the collective code takes at most 128 registers a thread, so a user's
+# docs/api.md promises that the collective code takes at most 128 registers a thread, so a user's
 # cooperative kernel of 512 threads that calls a shmemx_*_grid collective fits an SM (64K
 # registers) without __launch_bounds__. ptxas reports each kernel of grid_registers.cu; any above
 # 128 fails this test, and so does any kernel that spills (the bound is then too tight for it).

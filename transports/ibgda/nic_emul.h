@@ -11,7 +11,7 @@
  * GPU memory through CUDA calls and test/unit/test_ibgda_emul.c drives plain host memory with the
  * same engine. One QP is driven by one thread at a time (the engine keeps no lock).
  *
- * What it cannot show about hardware: see README.md (IBGDA). In short, it checks what the WQEs
+ * What it cannot show about hardware: see docs/transports.md (IBGDA). In short, it checks what the WQEs
  * say, not how PCIe delivers them, and its vendor syndromes are its own. */
 #ifndef GSHMEMI_NIC_EMUL_H
 #define GSHMEMI_NIC_EMUL_H

@@ -1,4 +1,4 @@
-/* IBGDA's host setup (issue 27): an mlx5 device opened with DEVX, one UAR (the doorbell page),
+/* IBGDA's host setup: an mlx5 device opened with DEVX, one UAR (the doorbell page),
  * the caller's SQ, CQ and doorbell-record buffers registered as umems, and per remote peer
  * GSHMEM_IBGDA_NUM_RC_PER_PE reliable-connected QPs, each with a send CQ of its own, created with
  * mlx5_prm.h's commands and moved to RTS from the peers' published blobs. The GPU side (WQEs,

@@ -171,7 +171,7 @@ static void pr_row(const pt_opts_t *o, const char *op, pr_shape_t s, int units, 
     fflush(stdout);
 }
 
-/* The null IBGDA NIC completes puts without moving their bytes (README, IBGDA); the library has no query
+/* The null IBGDA NIC completes puts without moving their bytes (docs/transports.md, IBGDA); the library has no query
  * of a peer's transport, so the run's settings tell, and shmem_ptr whether P2P reaches the peer. */
 static int pr_data_moves(const void *sym, int peer)
 {

@@ -1,7 +1,7 @@
 /* put_bw and get_bw: PE 0 moves `size` bytes to/from PE 1 per iteration, split across the CTAs,
  * each CTA with one _nbi_block call; one quiet at the end (the shape of NVSHMEM's perftests).
  * The local side is symmetric too, as there; --local-private makes it cudaMalloc memory (through
- * the host proxy under MPS such a buffer is copied across CUDA contexts: README, Transports).
+ * the host proxy under MPS such a buffer is copied across CUDA contexts: docs/transports.md).
  * --memcpy: each size also timed as a plain cudaMemcpyAsync between two buffers of this GPU, in
  * the same run (the yardstick of a put through the host proxy's copy engine). */
 #include "../../common/perftest.h"
