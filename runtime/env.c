@@ -348,3 +348,33 @@ void gshmemi_env_print(FILE *out, const gshmemi_env_t *env)
     GSHMEMI_ENV_TABLE(GSHMEMI_ENV_PRINT)
 #undef GSHMEMI_ENV_PRINT
 }
+
+/* text into a markdown table cell: '|' escaped */
+static void print_cell(FILE *out, const char *text)
+{
+    for (const char *c = text; *c; c++) {
+        if (*c == '|') fputc('\\', out);
+        fputc(*c, out);
+    }
+}
+
+void gshmemi_env_print_markdown(FILE *out)
+{
+    char rule[96];
+    const char *any_text;
+    int limit_kind;
+
+    fprintf(out, "| variable | type | default | accepts | meaning |\n|---|---|---|---|---|\n");
+#define GSHMEMI_ENV_MARKDOWN(name, type, def, limit, doc)                                                  \
+    limit_kind = LIMIT_KIND_##type;                                                                        \
+    any_text = any_text_##type;                                                                            \
+    (void)limit_kind, (void)any_text;                                                                      \
+    LIMIT_RULE(limit);                                                                                     \
+    fprintf(out, "| `GSHMEM_%s` | %s | `%s` | ", #name, #type, def);                                         \
+    print_cell(out, rule);                                                                                 \
+    fputs(" | ", out);                                                                                     \
+    print_cell(out, doc);                                                                                  \
+    fputs(" |\n", out);
+    GSHMEMI_ENV_TABLE(GSHMEMI_ENV_MARKDOWN)
+#undef GSHMEMI_ENV_MARKDOWN
+}

@@ -98,6 +98,9 @@ int gshmemi_env_load(const char *(*get)(const char *name), gshmemi_env_t *env);
 int gshmemi_env_init(void);
 /* Prints every variable: name, type, default, current value, accepted values, doc. */
 void gshmemi_env_print(FILE *out, const gshmemi_env_t *env);
+/* The same rows as a markdown table (name, type, default, accepted values, doc): docs/environment.md
+ * holds it as gshmem-info --markdown prints it. */
+void gshmemi_env_print_markdown(FILE *out);
 /* Parses "1G", "512M", "4096"; exposed for tests. */
 int gshmemi_parse_size(const char *text, size_t *out);
 

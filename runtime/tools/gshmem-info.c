@@ -1,5 +1,6 @@
 /* gshmem-info: version and every environment variable with its default, value, accepted values and
- * doc. Exits 1 when a variable holds a bad value (each is named on stderr, then a summary). */
+ * doc. Exits 1 when a variable holds a bad value (each is named on stderr, then a summary).
+ * gshmem-info --markdown prints the variables as the markdown table of docs/environment.md. */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,6 +9,10 @@
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--markdown") == 0) { /* the table of docs/environment.md */
+        gshmemi_env_print_markdown(stdout);
+        return 0;
+    }
     int rc = gshmemi_env_init();
 
     printf("gshmem %d.%d.%d (OpenSHMEM %d.%d)\n", GSHMEM_VERSION_MAJOR, GSHMEM_VERSION_MINOR, GSHMEM_VERSION_PATCH,
