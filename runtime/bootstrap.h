@@ -72,6 +72,21 @@ int gshmemi_bootstrap_check_args(const char *who, gshmemi_bootstrap_t **out, dou
  * (NULL when impl_size is 0); NULL when out of memory. Freed by the implementation's finalize. */
 gshmemi_bootstrap_t *gshmemi_bootstrap_new(const gshmemi_bootstrap_t *ops, int rank, int nranks, size_t impl_size);
 
+/* How far a PE started by gshmemrun got, for gshmemrun's rule on PEs that exit with status 0
+ * while others run (gshmemrun.c): one byte at offset GSHMEM_RANK of the sealed memory file whose
+ * descriptor is GSHMEM_LAUNCHER_FD. OUTSIDE: never in shmem_init, or it failed; IN_JOB: from
+ * shmem_init on; FINALIZED: from shmem_finalize on; GLOBAL_EXIT: in shmem_global_exit. */
+enum {
+    GSHMEMI_PE_OUTSIDE = 0,
+    GSHMEMI_PE_IN_JOB = 'I',
+    GSHMEMI_PE_FINALIZED = 'F',
+    GSHMEMI_PE_GLOBAL_EXIT = 'X',
+};
+/* Records state for gshmemrun; nothing when GSHMEM_LAUNCHER_FD is unset (-1). Reads gshmemi_env, so
+ * call it after gshmemi_env_init. A descriptor that is not such a file (a stray value) is never
+ * written: one warning says so. */
+void gshmemi_launcher_note(int state);
+
 /* Joins the job described by uid as rank/nranks. timeout_s bounds every wait. */
 int gshmemi_bootstrap_uid_init(const gshmemi_uid_t *uid, int rank, int nranks, double timeout_s,
                                gshmemi_bootstrap_t **out);

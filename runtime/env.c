@@ -1,5 +1,6 @@
 #include "env.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bootstrap.h"
 #include "log.h"
 #include "gshmem/types.h"
 
@@ -157,6 +159,84 @@ static int unset_or_positive(gshmemi_env_int_t v) { return v == -1 || v >= 1; }
 static int power_of_two(gshmemi_env_int_t v) { return v >= 64 && v <= (1 << 20) && (v & (v - 1)) == 0; }
 static int qps_per_peer(gshmemi_env_int_t v) { return v >= 1 && v <= 64 && (v & (v - 1)) == 0; }
 
+/* The text rows: the shape a value must have to mean anything where it is used, so a typo fails
+ * shmem_init (and gshmem-info) at once instead of where, or whether, the value is read. Plain
+ * ASCII tests, not <ctype.h>'s, which follow the locale. */
+static int ascii_graph(char c) { return c > ' ' && c < 0x7f; }
+static int ascii_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+const char *gshmemi_env_ib_device_parse(const char *text, char *name, int *port)
+{
+    const char *colon, *q;
+    size_t len;
+    long v = 0;
+
+    name[0] = '\0';
+    *port = 0;
+    if (!text || !*text) return NULL;
+    colon = strchr(text, ':');
+    len = colon ? (size_t)(colon - text) : strlen(text);
+    if (len == 0 || len >= GSHMEMI_ENV_IB_NAME_MAX) return "expected a device name of 1 to 63 characters, optionally followed by :PORT";
+    for (q = text; q < text + len; q++)
+        if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '_' || *q == '.' ||
+              *q == '-'))
+            return "a device name has only letters, digits, '_', '.' and '-'";
+    if (colon) {
+        for (q = colon + 1; *q >= '0' && *q <= '9' && v <= 255; q++) v = v * 10 + (*q - '0');
+        if (q == colon + 1 || *q || v < 1 || v > 255) return "the port after ':' must be a number from 1 to 255";
+        *port = (int)v;
+    }
+    memcpy(name, text, len);
+    name[len] = '\0';
+    return NULL;
+}
+
+static int ib_device_text(gshmemi_env_string_t v)
+{
+    char name[GSHMEMI_ENV_IB_NAME_MAX];
+    int port;
+    return gshmemi_env_ib_device_parse(v, name, &port) == NULL;
+}
+
+/* What bootstrap_uid.c hands to inet_pton: nothing, or a dotted quad (which is all AF_INET takes). */
+static int ipv4_text(gshmemi_env_string_t v)
+{
+    struct in_addr a;
+    return !*v || inet_pton(AF_INET, v, &a) == 1;
+}
+
+/* A Linux interface name (IFNAMSIZ - 1 characters at most), or an address label such as eth0:1,
+ * which getifaddrs reports in the same place. */
+static int ifname_text(gshmemi_env_string_t v)
+{
+    size_t n = strlen(v);
+    if (n > 15) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!ascii_graph(v[i]) || v[i] == '/') return 0;
+    return 1;
+}
+
+/* gshmemi_uid_from_string reads the whole struct back; its magic and version it checks itself. */
+_Static_assert(2 * sizeof(gshmemi_uid_t) == 256, "GSHMEM_BOOTSTRAP_UID's rule says 256 hex digits");
+static int uid_text(gshmemi_env_string_t v)
+{
+    size_t n = strlen(v);
+    if (n != 0 && n != 2 * sizeof(gshmemi_uid_t)) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!ascii_hex(v[i])) return 0;
+    return 1;
+}
+
+/* Hashed, and printed in logs: one line of plain text. */
+static int host_id_text(gshmemi_env_string_t v)
+{
+    size_t n = strlen(v);
+    if (n > 255) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i] != ' ' && !ascii_graph(v[i])) return 0;
+    return 1;
+}
+
 /* What a row's LIMIT becomes: a test of the local `value`, and a text into the local `rule`
  * (the locals limit_kind and any_text, set from the row's TYPE, pick the wording). */
 #define LIMIT_OK_ANY 1
@@ -219,9 +299,25 @@ static const char any_text_size[] = "any size", any_text_int[] = "any integer", 
 #define LIMIT_OK(limit) LIMIT_OK_##limit
 #define LIMIT_RULE(limit) LIMIT_RULE_##limit
 
+/* text as a message shows it: on one line (other bytes as \xNN), at most about 100 characters. */
+static const char *shown(const char *text, char *buf, size_t cap)
+{
+    size_t o = 0;
+    for (const char *p = text; *p && o + 8 < cap; p++) {
+        if (o >= 100) {
+            o += (size_t)snprintf(buf + o, cap - o, "...");
+            break;
+        }
+        if (*p >= ' ' && *p < 0x7f && *p != '\\') buf[o++] = *p;
+        else o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", (unsigned char)*p);
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
 int gshmemi_env_load(const char *(*get)(const char *name), gshmemi_env_t *env)
 {
-    char bad_names[512], rule[96];
+    char bad_names[512], rule[128], seen[128];
     size_t used = 0;
     int n_bad = 0, limit_kind;
     const char *text, *any_text;
@@ -242,7 +338,8 @@ int gshmemi_env_load(const char *(*get)(const char *name), gshmemi_env_t *env)
             ok = parse_##type(#name, text, &value) == GSHMEMI_OK;                                                \
             if (ok && !(LIMIT_OK(limit))) {                                                                      \
                 LIMIT_RULE(limit);                                                                               \
-                GSHMEMI_ERROR("env", "GSHMEM_%s=\"%s\" is out of range: accepted %s", #name, text, rule);        \
+                GSHMEMI_ERROR("env", "GSHMEM_%s=\"%s\" is %s: accepted %s", #name, shown(text, seen, sizeof(seen)), \
+                              limit_kind == KIND_OTHER ? "malformed" : "out of range", rule);                    \
                 ok = 0;                                                                                          \
             }                                                                                                    \
             if (ok) env->name = value;                                                                           \
@@ -334,7 +431,7 @@ static void format_nic(char *buf, size_t n, gshmemi_env_nic_t v)
 
 void gshmemi_env_print(FILE *out, const gshmemi_env_t *env)
 {
-    char value[128], rule[96];
+    char value[128], rule[128];
     const char *any_text;
     int limit_kind;
 #define GSHMEMI_ENV_PRINT(name, type, def, limit, doc)                                                     \

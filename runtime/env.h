@@ -27,11 +27,12 @@ extern "C" {
     X(BOOTSTRAP, bootstrap, "auto", ANY, "How PEs find each other: pmix | uid | auto (uid when set by gshmemrun, else pmix when launched by PMIx, else one PE)") \
     X(DEBUG, loglevel, "warn", ANY, "Log level: none | warn | info | trace")                              \
     X(BOOTSTRAP_TIMEOUT, seconds, "120", RANGE(GSHMEMI_ENV_SECONDS_MIN, GSHMEMI_ENV_SECONDS_MAX), "Seconds any bootstrap wait on another process may take before it fails") \
-    X(BOOTSTRAP_UID, string, "", ANY, "Unique id (hex) of a uid bootstrap; set by gshmemrun")             \
+    X(BOOTSTRAP_UID, string, "", CHECK(uid_text, "empty or the 256 hex digits of a unique id"), "Unique id (hex) of a uid bootstrap; set by gshmemrun")             \
     X(BOOTSTRAP_LISTEN_FD, int, "-1", RANGE(-1, INT_MAX), "Listening socket rank 0 inherits from gshmemrun")             \
     X(RANK, int, "-1", RANGE(-1, INT_MAX), "This PE's rank in a uid bootstrap; set by gshmemrun")                         \
     X(NRANKS, int, "-1", CHECK(unset_or_positive, "-1 (unset) or >= 1"), "Number of PEs in a uid bootstrap; set by gshmemrun")                        \
     X(LOCAL_RANK, int, "-1", RANGE(-1, INT_MAX), "Rank among the PEs of this host; set by gshmemrun (PMIx gives its own)") \
+    X(LAUNCHER_FD, int, "-1", RANGE(-1, INT_MAX), "Descriptor of gshmemrun's sealed state file (a byte per rank) where shmem_init, shmem_finalize and shmem_global_exit note how far this PE got, so gshmemrun can name a PE that exits without shmem_finalize; set by gshmemrun") \
     X(DEVICE, int, "-1", RANGE(-1, INT_MAX), "CUDA device of this PE; -1: the device of the current context, else local rank modulo device count") \
     X(HEAP_GROWTH, size, "32M", RANGE(1, GSHMEMI_ENV_SIZE_MAX), "Smallest step by which the physical backing of the heap grows (rounded to the allocation granularity)") \
     X(PEER_TIMEOUT, seconds, "60", RANGE(GSHMEMI_ENV_SECONDS_MIN, GSHMEMI_ENV_SECONDS_MAX), "Seconds a host-side wait on a same-host peer (heap growth handles) may take") \
@@ -48,16 +49,16 @@ extern "C" {
     X(COLL_PUSH_REDUCE_MIN, size, "16M", ANY, "Smallest block, in bytes, of an on-stream 2-PE reduction into a separate dest done two-shot by stores instead of one-shot by loads") \
     X(COLL_CTAS, int, "0", RANGE(0, GSHMEMI_COLL_SLICES), "Most CTAs (slices) of one on-stream DIRECT collective; 0 (auto): 128, but where PEs share this GPU half the SMs this PE may use (its MPS share) below 32 MiB moved a PE; the job takes the least over its PEs") \
     X(COLL_PDL, int, "1", RANGE(0, 1), "1: on-stream collectives and barriers use programmatic dependent launch, so their launch overlaps the previous kernel's tail; 0: plain launches") \
-    X(BOOTSTRAP_IFNAME, string, "", ANY, "Interface whose IPv4 address rank 0 of a unique-id job listens on (e.g. eth0); unset: the first one that is up. gshmemrun, whose PEs are all local, always uses 127.0.0.1") \
-    X(BOOTSTRAP_ADDR, string, "", ANY, "IPv4 address rank 0 of a unique-id job listens on (instead of GSHMEM_BOOTSTRAP_IFNAME); gshmemrun always uses 127.0.0.1") \
-    X(HOST_ID, string, "", ANY, "Identity PEs are grouped by as one host (SHMEM_TEAM_SHARED, SHMEMX_TEAM_NODE, the choice of transport); unset: the host name. Lets one machine act as several hosts for testing") \
+    X(BOOTSTRAP_IFNAME, string, "", CHECK(ifname_text, "empty or an interface name: 1..15 printable characters, no space or '/'"), "Interface whose IPv4 address rank 0 of a unique-id job listens on (e.g. eth0); unset: the first one that is up. gshmemrun, whose PEs are all local, always uses 127.0.0.1") \
+    X(BOOTSTRAP_ADDR, string, "", CHECK(ipv4_text, "empty or a dotted-quad IPv4 address (10.0.0.5)"), "IPv4 address rank 0 of a unique-id job listens on (instead of GSHMEM_BOOTSTRAP_IFNAME); gshmemrun always uses 127.0.0.1") \
+    X(HOST_ID, string, "", CHECK(host_id_text, "up to 255 printable ASCII characters"), "Identity PEs are grouped by as one host (SHMEM_TEAM_SHARED, SHMEMX_TEAM_NODE, the choice of transport); unset: the host name. Lets one machine act as several hosts for testing") \
     X(DISABLE_P2P, int, "0", RANGE(0, 1), "1: no peer is reached by load/store; every other PE goes through the remote transport (tests, and hosts where P2P misbehaves)") \
     X(REMOTE_TRANSPORT, remote, "auto", ANY, "Transport of peers not reached by P2P: auto (the host proxy: copy engine within a machine, verbs between machines; IBGDA only when asked for, as it has not yet run on a NIC) | proxy | ibgda (kernels post mlx5 work requests; with GSHMEM_IBGDA_NIC=emulated or null, PEs of this machine only; hw: a PE that cannot open a ConnectX fails shmem_init, naming why) | none (such a peer fails shmem_init)") \
     X(PROXY_BACKEND, backend, "auto", ANY, "How the host proxy moves data: auto (copy for PEs of this physical host, verbs for others) | copy | verbs") \
     X(PROXY_FIFO_SLOTS, int, "4096", CHECK(power_of_two, "a power of two, 64..1048576"), "Requests the proxy FIFO of a PE holds (64 bytes each, in pinned host memory)") \
     X(PROXY_OWN_CONTEXT, int, "-1", RANGE(-1, 1), "The copy backend's CUDA work in a context of its own: 1 | 0 | -1 (auto: when the GPU runs under MPS, where work in the application's context can wait behind the kernels it queued)") \
     X(PROXY_INJECT_ERROR, int, "0", RANGE(0, INT_MAX), "Tests: the proxy fails its Nth request (1-based) as if the backend had, to show the reported error; 0: never") \
-    X(IB_DEVICE, string, "", ANY, "RDMA device the verbs backend and IBGDA open, optionally with its port (mlx5_0 or mlx5_0:1); unset: the first device with an active port (IBGDA: the first mlx5 one)") \
+    X(IB_DEVICE, string, "", CHECK(ib_device_text, "empty, NAME or NAME:PORT (NAME: 1..63 of A-Z a-z 0-9 _ . -; PORT: 1..255)"), "RDMA device the verbs backend and IBGDA open, optionally with its port (mlx5_0 or mlx5_0:1); unset: the first device with an active port (IBGDA: the first mlx5 one)") \
     X(IBGDA_DOORBELL, doorbell, "auto", ANY, "Who rings an IBGDA QP's doorbell: gpu (the kernel writes the doorbell record and the NIC's doorbell page, mapped for the GPU) | cpu (the kernel advances a producer index, a host thread rings) | auto (gpu when the doorbell page maps for the GPU, else cpu; logged)") \
     X(IBGDA_NUM_RC_PER_PE, int, "2", CHECK(qps_per_peer, "a power of two, 1..64"), "Reliable-connected QPs IBGDA makes per remote peer, each with its own send CQ; a posting thread takes the one its CTA and warp pick, so posters spread over them") \
     X(IBGDA_INJECT_BAD_RKEY, int, "0", RANGE(0, INT_MAX), "Tests: the emulated IBGDA NIC fails the Nth work request (1-based) of each QP as if its rkey were unknown (an error CQE the device reports), 0: never") \
@@ -103,6 +104,13 @@ void gshmemi_env_print(FILE *out, const gshmemi_env_t *env);
 void gshmemi_env_print_markdown(FILE *out);
 /* Parses "1G", "512M", "4096"; exposed for tests. */
 int gshmemi_parse_size(const char *text, size_t *out);
+
+/* GSHMEM_IB_DEVICE's shape, for the table's check and the transports that open the device: "" or
+ * NAME or NAME:PORT, NAME 1..63 characters of A-Z a-z 0-9 _ . -, PORT decimal 1..255. Returns NULL
+ * and fills name (GSHMEMI_ENV_IB_NAME_MAX bytes; "" for "" or NULL) and *port (0 when none is
+ * given), else what is wrong (a phrase for a message naming the variable). Logs nothing. */
+#define GSHMEMI_ENV_IB_NAME_MAX 64 /* IBV_SYSFS_NAME_MAX */
+const char *gshmemi_env_ib_device_parse(const char *text, char *name, int *port);
 
 #ifdef __cplusplus
 }

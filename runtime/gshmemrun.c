@@ -5,10 +5,14 @@
  * The PEs share one new process group, so a signal, a failure or the timeout reaches all of
  * them, their own children included. Needs no CUDA.
  *
+ * A PE that exits with status 0 is judged by what it, and the others, last told the launcher
+ * through a shared state file (shmem_init, shmem_finalize, shmem_global_exit): early_exit_check
+ * has the rule. Nothing else tells a PE that finished from one that left its peers waiting.
+ *
  * Nothing outlives the job: every PE has PR_SET_PDEATHSIG, a small guardian process (in a group
- * of its own) stops the PEs' group when the launcher itself is killed, and the group is emptied
- * at the end of every job, success included. The launcher is a child subreaper, so what the PEs
- * leave behind comes back to it to be reaped. */
+ * of its own) stops the PEs' group when the launcher itself is killed, and at the end of every
+ * job, success included, whatever the PEs left running is stopped: the members of their group,
+ * and what left it (setsid, a double fork), which the launcher, a child subreaper, inherits. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -32,6 +37,8 @@
 #define KILL_GRACE_S 5.0     /* SIGTERM to SIGKILL for the PEs */
 #define LEFTOVER_GRACE_S 1.0 /* SIGTERM to SIGKILL for what the PEs left running behind them */
 #define TOOL_TIMEOUT_S 30.0  /* nvidia-smi and nvidia-cuda-mps-control */
+#define EARLY_EXIT_SETTLE_S 1.0 /* how long a broken early exit must last before the job is stopped */
+#define EARLY_EXIT_POLL_S 0.05  /* how often the PEs' states are read while one could be */
 #define GSHMEMI_STR_(x) #x
 #define GSHMEMI_STR(x) GSHMEMI_STR_(x)
 
@@ -48,12 +55,17 @@ static void usage(FILE *out)
             "                     each PE gets CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=100/(PEs per GPU) unless set\n"
             "  --timeout SECONDS  stop every PE and exit 124 after this long\n"
             "  -h, --help         this text\n"
-            "Each PE gets GSHMEM_BOOTSTRAP=uid, GSHMEM_BOOTSTRAP_UID, GSHMEM_RANK, GSHMEM_NRANKS and\n"
-            "GSHMEM_LOCAL_RANK. SIGINT, SIGTERM and SIGHUP are forwarded to the PEs. When a PE fails, the\n"
-            "others get SIGTERM (SIGKILL %g s later) and gshmemrun exits with the failed PE's status\n"
-            "(128+signal when a signal killed it). Only PE 0 keeps stdin; the others read /dev/null. Run\n"
+            "Each PE gets GSHMEM_BOOTSTRAP=uid, GSHMEM_BOOTSTRAP_UID, GSHMEM_RANK, GSHMEM_NRANKS,\n"
+            "GSHMEM_LOCAL_RANK and GSHMEM_LAUNCHER_FD. SIGINT, SIGTERM and SIGHUP are forwarded to the PEs.\n"
+            "When a PE fails, the others get SIGTERM (SIGKILL %g s later) and gshmemrun exits with the\n"
+            "failed PE's status (128+signal when a signal killed it). Once a PE has called shmem_init, a PE\n"
+            "that exits with status 0 while others still run must have reached shmem_finalize, as the\n"
+            "others would wait for it: else gshmemrun names it and stops the job with status 1.\n"
+            "shmem_global_exit(0) ends the job with status 0. The PEs of a program that never calls\n"
+            "shmem_init may end when they like. Only PE 0 keeps stdin; the others read /dev/null. Run\n"
             "from a terminal, the PEs get its foreground for the job (PE 0 may read it; Ctrl-C and Ctrl-Z\n"
-            "reach them). PEs die with gshmemrun, and what they leave running is stopped when the job ends.\n"
+            "reach them). PEs die with gshmemrun, and what they leave running, in their process group or\n"
+            "not (setsid, a double fork), is stopped when the job ends.\n"
             "Warns when PEs share a GPU and no MPS daemon runs.\n",
             KILL_GRACE_S);
 }
@@ -395,6 +407,11 @@ typedef struct {
     int tty;       /* the terminal whose foreground the PEs hold, or -1 */
     pid_t guardian;
     int guardian_fd;
+    int state_fd;                /* the PEs' sealed state file (GSHMEM_LAUNCHER_FD), or -1 */
+    const unsigned char *state;  /* its bytes, GSHMEMI_PE_* by rank (mapped), or NULL */
+    int *ended_ok;               /* by rank: -1, or the state of a PE that exited with status 0 */
+    int n_ended_ok;
+    double early_since;          /* when the broken early exit now seen was first seen, or 0 */
 } job_t;
 
 static void signal_all(job_t *job, int sig)
@@ -410,6 +427,112 @@ static void stop_all(job_t *job, int sig)
 {
     signal_all(job, sig);
     signal_all(job, SIGCONT);
+}
+
+/* ---- PEs that exit with status 0 while others run ---- */
+
+/* The state file the PEs write (runtime/bootstrap.c, gshmemi_launcher_note): a memfd of one byte
+ * per rank, sealed at that size so that a PE can tell it from any other descriptor. -1, with a
+ * warning, when it cannot be made: then no early exit is judged. */
+static int state_file_open(job_t *job)
+{
+    int fd = memfd_create("gshmemrun-pe-state", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    void *map;
+
+    if (fd < 0 || ftruncate(fd, job->n) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+        (map = mmap(NULL, (size_t)job->n, PROT_READ, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+        fprintf(stderr, "gshmemrun: warning: cannot make the PEs' state file (%s); a PE that exits without shmem_finalize "
+                        "while others run is not named\n", strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    job->state_fd = fd;
+    job->state = map;
+    return 0;
+}
+
+static int pe_state(const job_t *job, int rank)
+{
+    int s = job->state ? job->state[rank] : GSHMEMI_PE_OUTSIDE;
+    return s == GSHMEMI_PE_OUTSIDE || s == GSHMEMI_PE_FINALIZED || s == GSHMEMI_PE_GLOBAL_EXIT ? s : GSHMEMI_PE_IN_JOB;
+}
+
+static void add_rank(char *list, size_t cap, int *count, int rank)
+{
+    size_t len = strlen(list);
+    if (len + 16 < cap) snprintf(list + len, cap - len, "%s%d", *count ? ", " : "", rank);
+    else if (len + 4 < cap && strcmp(list + len - 3, "...")) snprintf(list + len, cap - len, "...");
+    (*count)++;
+}
+
+/* The rule for a PE that exits with status 0 while others still run. Once a PE enters shmem_init
+ * the others wait for it in every collective, shmem_finalize included, so a gshmem job ends
+ * together: such an exit is fine only from shmem_finalize on (every PE has then entered it, as
+ * its barrier comes after the note). It breaks the job when
+ *   - the PE never reached shmem_finalize (it never called shmem_init, or left one without
+ *     finalizing) and it, or a PE still running, has called shmem_init: the others cannot form the
+ *     job, or finish it, without it;
+ *   - it finalized, and a PE still running is between shmem_init and shmem_finalize: that PE
+ *     called shmem_init again, or never reached the final barrier (which then failed on the
+ *     other side); either way it waits for a PE that is gone.
+ * Programs that never call shmem_init (scripts, tools) end when they like. A broken exit is
+ * reported, naming the ranks, once it has lasted EARLY_EXIT_SETTLE_S (PEs that all fail shmem_init
+ * alike and exit 0 are not caught mid-way), and the job stops with status 1. A PE in
+ * shmem_global_exit(0) ends the job with status 0. Returns the exit status to stop the job with,
+ * or -1 to go on. */
+static int early_exit_check(job_t *job)
+{
+    int live_joined = -1, live_in_init = -1, n_gone = 0, n_after = 0, n_global = 0, global = -1, gone_init = 0;
+    char gone[160] = "", after[160] = "";
+
+    if (job->n_ended_ok == 0 || job->alive == 0) return -1;
+    for (int i = 0; i < job->n; i++) {
+        int st;
+        if (job->pid[i] <= 0) continue;
+        st = pe_state(job, i);
+        if (st != GSHMEMI_PE_OUTSIDE && live_joined < 0) live_joined = i;
+        if (st == GSHMEMI_PE_IN_JOB && live_in_init < 0) live_in_init = i;
+    }
+    for (int i = 0; i < job->n; i++) {
+        int st = job->ended_ok[i];
+        if (st < 0) continue;
+        if (st == GSHMEMI_PE_GLOBAL_EXIT) {
+            if (global < 0) global = i;
+            n_global++;
+        } else if (st != GSHMEMI_PE_FINALIZED && (st == GSHMEMI_PE_IN_JOB || live_joined >= 0)) {
+            add_rank(gone, sizeof(gone), &n_gone, i);
+            gone_init |= st == GSHMEMI_PE_IN_JOB;
+        } else if (st == GSHMEMI_PE_FINALIZED && live_in_init >= 0) {
+            add_rank(after, sizeof(after), &n_after, i);
+        }
+    }
+    if (n_global) {
+        fprintf(stderr, "gshmemrun: PE %d called shmem_global_exit(0); stopping the other %d PE%s\n", global, job->alive,
+                job->alive > 1 ? "s" : "");
+        return 0;
+    }
+    if (!n_gone && !n_after) {
+        job->early_since = 0;
+        return -1;
+    }
+    if (job->early_since == 0) job->early_since = gshmemi_now_s();
+    if (gshmemi_now_s() - job->early_since < EARLY_EXIT_SETTLE_S) return -1;
+    if (n_gone && live_joined >= 0)
+        fprintf(stderr, "gshmemrun: PE%s %s exited with status 0 without shmem_finalize (%s) while PE %d takes part in the "
+                        "job, which cannot form or end without %s\n",
+                n_gone > 1 ? "s" : "", gone, gone_init ? "after shmem_init" : "it never called shmem_init", live_joined,
+                n_gone > 1 ? "them" : "it");
+    else if (n_gone)
+        fprintf(stderr, "gshmemrun: PE%s %s exited with status 0 after shmem_init, without shmem_finalize, while %d PE%s "
+                        "still run%s\n",
+                n_gone > 1 ? "s" : "", gone, job->alive, job->alive > 1 ? "s" : "", job->alive > 1 ? "" : "s");
+    if (n_after)
+        fprintf(stderr, "gshmemrun: PE %d is between shmem_init and shmem_finalize, but PE%s %s finalized and exited: it "
+                        "cannot finish without %s\n",
+                live_in_init, n_after > 1 ? "s" : "", after, n_after > 1 ? "them" : "it");
+    fprintf(stderr, "gshmemrun: stopping the other %d PE%s\n", job->alive, job->alive > 1 ? "s" : "");
+    return 1;
 }
 
 /* The guardian outlives a killed launcher just long enough to stop what the launcher started: it
@@ -503,31 +626,113 @@ static void guardian_stop(job_t *job)
     job->guardian = 0;
 }
 
-/* Empties the PEs' group once every PE has ended: SIGTERM, then SIGKILL after LEFTOVER_GRACE_S.
- * Returns 1 when something was still there. Orphans come back to us (subreaper) and are reaped. */
+/* Processes the job left behind: members of the PEs' group (in our session: a group id that
+ * outlived its group may name a stranger's new one), and our children other than the guardian,
+ * which as child subreaper we inherit from every PE and PE child that ends, whatever group or
+ * session they moved to (setsid, double fork). Zombies are not counted: the caller reaps those.
+ * At most cap pids; returns how many there are (more than cap when they did not fit), or -1 when
+ * /proc cannot be read. */
+static int find_leftovers(const job_t *job, pid_t *out, int cap)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    pid_t self = getpid(), sid = getsid(0);
+    int n = 0;
+
+    if (!d) return -1;
+    while ((e = readdir(d))) {
+        char path[64], buf[512], *rest;
+        long pid, ppid, pgrp, session;
+        char state;
+        ssize_t k;
+        int fd;
+
+        if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+        pid = strtol(e->d_name, NULL, 10);
+        if (pid <= 0 || pid == self || pid == job->guardian) continue;
+        snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        k = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (k <= 0) continue;
+        buf[k] = '\0';
+        /* "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses */
+        rest = strrchr(buf, ')');
+        if (!rest || sscanf(rest + 1, " %c %ld %ld %ld", &state, &ppid, &pgrp, &session) != 4 || state == 'Z') continue;
+        if (ppid != self && !(job->pgid > 0 && pgrp == job->pgid && session == sid)) continue;
+        if (n < cap) out[n] = (pid_t)pid;
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Adds pid to a growing set; 1 when it was not there (also when the set cannot grow). */
+static int note_pid(pid_t **set, int *n, int *cap, pid_t pid)
+{
+    for (int i = 0; i < *n; i++)
+        if ((*set)[i] == pid) return 0;
+    if (*n == *cap) {
+        int c = *cap ? 2 * *cap : 64;
+        pid_t *more = realloc(*set, (size_t)c * sizeof(pid_t));
+        if (!more) return 1;
+        *set = more;
+        *cap = c;
+    }
+    (*set)[(*n)++] = pid;
+    return 1;
+}
+
+/* Stops what the PEs left running once every PE has ended: SIGTERM (and SIGCONT) to each leftover
+ * as it is found, then SIGKILL to all after LEFTOVER_GRACE_S, until none is left. Ending one may
+ * hand its children to us, so the search runs again until it comes back empty. Returns how many
+ * processes were left (1 when only the group could be seen, without /proc); survivors of SIGKILL
+ * are named. */
 static int reap_leftovers(job_t *job)
 {
+    enum { CAP = 1024 };
     double deadline = gshmemi_now_s() + LEFTOVER_GRACE_S;
-    int sig = SIGTERM;
-    pid_t pid;
+    pid_t found[CAP], *told = NULL, pid;
+    int n_told = 0, cap_told = 0, killing = 0, group = 0, n;
 
-    if (job->pgid <= 0 || kill(-job->pgid, SIGTERM) != 0) return 0;
-    kill(-job->pgid, SIGCONT);
     for (;;) {
         while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
             if (pid == job->guardian) job->guardian = 0;
-        if (kill(-job->pgid, 0) != 0) return 1;
-        if (gshmemi_now_s() >= deadline) {
-            if (sig == SIGKILL) {
-                fprintf(stderr, "gshmemrun: processes of group %d survive SIGKILL (stuck in the kernel?)\n", (int)job->pgid);
-                return 1;
+        n = find_leftovers(job, found, CAP);
+        if (n < 0) n = 0; /* no /proc: only the group can be reached */
+        if (n > CAP) n = CAP;
+        /* the group as a whole too, in case /proc missed one (once: it is found from now on) */
+        if (!group && job->pgid > 0 && kill(-job->pgid, SIGTERM) == 0) {
+            kill(-job->pgid, SIGCONT);
+            group = 1;
+        }
+        if (n == 0 && (job->pgid <= 0 || kill(-job->pgid, 0) != 0)) break;
+        for (int i = 0; i < n; i++) {
+            if (killing) {
+                kill(found[i], SIGKILL);
+            } else if (note_pid(&told, &n_told, &cap_told, found[i])) {
+                kill(found[i], SIGTERM);
+                kill(found[i], SIGCONT);
             }
-            kill(-job->pgid, SIGKILL);
-            sig = SIGKILL;
+        }
+        if (gshmemi_now_s() >= deadline) {
+            if (killing) {
+                fprintf(stderr, "gshmemrun: processes the PEs left survive SIGKILL (stuck in the kernel?):");
+                if (n == 0) fprintf(stderr, " members of process group %d", (int)job->pgid);
+                for (int i = 0; i < n && i < 16; i++) fprintf(stderr, " %d", (int)found[i]);
+                fprintf(stderr, "%s; giving up on them\n", n > 16 ? " ..." : "");
+                break;
+            }
+            killing = 1;
+            if (job->pgid > 0) kill(-job->pgid, SIGKILL);
+            for (int i = 0; i < n; i++) kill(found[i], SIGKILL);
             deadline = gshmemi_now_s() + KILL_GRACE_S;
         }
         sleep_s(0.01);
     }
+    free(told);
+    return n_told ? n_told : group;
 }
 
 /* Runs in the child between fork and exec. */
@@ -557,6 +762,14 @@ static void start_pe(int rank, int n, const job_t *job, pid_t launcher, const ch
     if (ngpus) {
         snprintf(num, sizeof(num), "%d", gpus[rank % ngpus]);
         setenv("GSHMEM_DEVICE", num, 1);
+    }
+    /* Every PE shares the state file, close-on-exec everywhere but here; without it, no value
+     * inherited from an enclosing job may stand in. */
+    if (job->state_fd >= 0 && fcntl(job->state_fd, F_SETFD, 0) == 0) {
+        snprintf(num, sizeof(num), "%d", job->state_fd);
+        setenv("GSHMEM_LAUNCHER_FD", num, 1);
+    } else {
+        unsetenv("GSHMEM_LAUNCHER_FD");
     }
     if (rank == 0) {
         /* The listener is close-on-exec everywhere; rank 0 alone keeps it across exec. */
@@ -660,7 +873,7 @@ static int pes_per_gpu(int n, const int *gpus, int ngpus, int host_gpus)
 int main(int argc, char **argv)
 {
     int n = -1, ngpus = 0, *gpus = NULL, argi = 1, listen_fd, exit_code = 0, stopping = 0, killed = 0, stop_sig = SIGTERM;
-    int want_mps = 0, host_gpus = -1, per_gpu = 0, notice = 0;
+    int want_mps = 0, host_gpus = -1, per_gpu = 0, notice = 0, leftovers, early;
     double run_timeout = 0, run_deadline = 0, kill_at = 0;
     char uid_text[2 * sizeof(gshmemi_uid_t) + 1];
     gshmemi_uid_t uid;
@@ -671,6 +884,7 @@ int main(int argc, char **argv)
 
     job.tty = -1;
     job.guardian_fd = -1;
+    job.state_fd = -1;
     /* Options come first; the first other word is the program, and the rest is its. */
     while (argi < argc && argv[argi][0] == '-') {
         const char *a = argv[argi], *val = NULL;
@@ -768,14 +982,19 @@ int main(int argc, char **argv)
 
     job.n = n;
     job.pid = calloc((size_t)n, sizeof(pid_t));
-    if (!job.pid) {
+    job.ended_ok = malloc((size_t)n * sizeof(int));
+    if (!job.pid || !job.ended_ok) {
         fprintf(stderr, "gshmemrun: out of memory\n");
         gshmemi_uid_close_listener();
         guardian_stop(&job);
         mps_stop(&mps, 1);
+        free(job.pid);
+        free(job.ended_ok);
         free(gpus);
         return 1;
     }
+    for (int i = 0; i < n; i++) job.ended_ok[i] = -1;
+    if (n > 1) state_file_open(&job);
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
         fprintf(stderr, "gshmemrun: warning: PR_SET_CHILD_SUBREAPER: %s; processes the PEs leave are not reaped here\n",
                 strerror(errno));
@@ -836,7 +1055,11 @@ int main(int argc, char **argv)
             job.pid[rank] = 0;
             job.alive--;
             if (stopping) continue; /* we are stopping them: their ends are ours, not news */
-            if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+            if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+                job.ended_ok[rank] = pe_state(&job, rank); /* its last word is in the file before its exit */
+                job.n_ended_ok++;
+                continue;
+            }
             if (WIFEXITED(status)) {
                 fprintf(stderr, "gshmemrun: PE %d exited with status %d\n", rank, WEXITSTATUS(status));
                 exit_code = WEXITSTATUS(status);
@@ -850,6 +1073,12 @@ int main(int argc, char **argv)
             stop_all(&job, SIGTERM);
         }
         stops_flush(&stops);
+        if (!stopping && (early = early_exit_check(&job)) >= 0) {
+            exit_code = early;
+            stopping = 1;
+            kill_at = gshmemi_now_s() + KILL_GRACE_S;
+            stop_all(&job, SIGTERM);
+        }
         if (tty_stop && !stopping) {
             sigset_t pending;
             /* What the terminal would have done to our job had it not handed the PEs the foreground:
@@ -868,6 +1097,9 @@ int main(int argc, char **argv)
         if (job.alive == 0) break;
 
         if (run_deadline > 0 && !stopping) wake = run_deadline;
+        /* The PEs' notes come without a signal: read them again soon while an early exit stands. */
+        if (!stopping && job.n_ended_ok && (wake == 0 || wake > gshmemi_now_s() + EARLY_EXIT_POLL_S))
+            wake = gshmemi_now_s() + EARLY_EXIT_POLL_S;
         if (stopping) wake = killed ? kill_at + KILL_GRACE_S : kill_at;
         if (wake > 0) {
             double left = wake - gshmemi_now_s();
@@ -912,12 +1144,18 @@ int main(int argc, char **argv)
     }
     /* The terminal back to our group, unless someone else (a shell after a stop) took it since. */
     if (job.tty >= 0 && job.pgid > 0 && tcgetpgrp(job.tty) == job.pgid) tcsetpgrp(job.tty, getpgrp());
-    /* Whatever the PEs started in their group goes too, after success as after failure. */
-    if (reap_leftovers(&job) && !stopping)
-        fprintf(stderr, "gshmemrun: the PEs left processes running in their group (%d); stopped them\n", (int)job.pgid);
+    /* Whatever the PEs started goes too, after success as after failure: in their group, or moved
+     * out of it (setsid, a double fork), which comes back to us as child subreaper. */
+    leftovers = reap_leftovers(&job);
+    if (leftovers && !stopping)
+        fprintf(stderr, "gshmemrun: the PEs left processes running (%d, in their group %d or apart from it); stopped them\n",
+                leftovers, (int)job.pgid);
     guardian_stop(&job);
     mps_stop(&mps, exit_code != 0);
+    if (job.state) munmap((void *)job.state, (size_t)n);
+    if (job.state_fd >= 0) close(job.state_fd);
     free(job.pid);
+    free(job.ended_ok);
     free(gpus);
     return exit_code;
 }

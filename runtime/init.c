@@ -441,6 +441,8 @@ static int init_impl(unsigned flags, shmemx_init_attr_t *attr)
     if (st->initialized) return GSHMEMI_OK;
     GSHMEMI_CHECK(gshmemi_modules_check()); /* before anything is opened: a refusal leaves nothing behind */
     GSHMEMI_CHECK(gshmemi_env_init());
+    /* From here the other PEs may wait for this one: gshmemrun names it if it exits before finalize. */
+    gshmemi_launcher_note(GSHMEMI_PE_IN_JOB);
     GSHMEMI_CHECK(bootstrap_open(flags, attr, &st->bs));
     st->my_pe = st->bs->rank;
     st->n_pes = st->bs->nranks;
@@ -470,6 +472,7 @@ int shmemx_init_attr(unsigned flags, shmemx_init_attr_t *attr)
         GSHMEMI_ERROR("init", "shmem initialization failed: %s", gshmemi_strerror(rc));
         /* A later shmem_init starts from nothing, and a failed one leaks no fd, thread or memory. */
         release_all();
+        gshmemi_launcher_note(GSHMEMI_PE_OUTSIDE);
     }
     return rc;
 }
@@ -543,6 +546,8 @@ void shmem_finalize(void)
     gshmemi_state_t *st = &gshmemi_state;
 
     if (!st->initialized) return;
+    /* Before the final barrier: no PE can leave it, and exit, before every PE has said so. */
+    gshmemi_launcher_note(GSHMEMI_PE_FINALIZED);
     /* Nobody may touch a peer's heap once it starts unmapping: kernels done, and what they
      * posted to the proxy delivered. */
     cudaDeviceSynchronize();
@@ -554,8 +559,10 @@ void shmem_finalize(void)
 void shmem_global_exit(int status)
 {
     GSHMEMI_WARN("exit", "shmem_global_exit(%d)", status);
+    gshmemi_launcher_note(GSHMEMI_PE_GLOBAL_EXIT);
     fflush(NULL);
-    /* gshmemrun and PMIx launchers stop the other PEs when one exits with an error. */
+    /* gshmemrun and PMIx launchers stop the other PEs when one exits with an error; gshmemrun, told
+     * by the note above, for status 0 too. */
     _exit(status);
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../runtime/env.h"
 #include "../runtime/log.h"
 
 gshmemi_ibv_t gshmemi_ibv;
@@ -91,41 +92,25 @@ int gshmemi_ibv_query_attrs(const char *sub, struct ibv_context *c, const char *
 
 /* ---------------------------------------------------------------- device and port */
 
+_Static_assert(GSHMEMI_IBV_NAME_MAX == GSHMEMI_ENV_IB_NAME_MAX, "one limit on RDMA device names");
+
 int gshmemi_ibv_parse_device(const char *sub, const char *text, char *name, size_t cap, int *port)
 {
-    const char *colon, *q;
-    size_t len;
-    long v = 0;
+    char buf[GSHMEMI_ENV_IB_NAME_MAX];
+    const char *why = gshmemi_env_ib_device_parse(text, buf, port);
 
     name[0] = '\0';
-    *port = 0;
-    if (!text || !*text) return GSHMEMI_OK;
-    colon = strchr(text, ':');
-    len = colon ? (size_t)(colon - text) : strlen(text);
-    if (len == 0 || len >= cap || len >= GSHMEMI_IBV_NAME_MAX) {
-        GSHMEMI_ERROR(sub, "GSHMEM_IB_DEVICE=%s: expected a device name of 1 to %d characters, optionally followed by :PORT (mlx5_0 or mlx5_0:1)",
-                      text, GSHMEMI_IBV_NAME_MAX - 1);
+    if (why) {
+        *port = 0;
+        GSHMEMI_ERROR(sub, "GSHMEM_IB_DEVICE=%s: %s (mlx5_0 or mlx5_0:1)", text, why);
         return GSHMEMI_ERR_INVALID;
     }
-    for (q = text; q < text + len; q++) {
-        if (*q == ' ' || *q == '\t' || *q == '/') {
-            GSHMEMI_ERROR(sub, "GSHMEM_IB_DEVICE=%s: a device name has no spaces or slashes (mlx5_0 or mlx5_0:1)", text);
-            return GSHMEMI_ERR_INVALID;
-        }
+    if (strlen(buf) >= cap) {
+        *port = 0;
+        GSHMEMI_ERROR(sub, "GSHMEM_IB_DEVICE=%s: the device name does not fit %zu bytes", text, cap);
+        return GSHMEMI_ERR_INVALID;
     }
-    if (colon) {
-        for (q = colon + 1; *q; q++) {
-            if (*q < '0' || *q > '9' || v > 255) break;
-            v = v * 10 + (*q - '0');
-        }
-        if (q == colon + 1 || *q || v < 1 || v > 255) {
-            GSHMEMI_ERROR(sub, "GSHMEM_IB_DEVICE=%s: the port after ':' must be a number from 1 to 255 (mlx5_0:1)", text);
-            return GSHMEMI_ERR_INVALID;
-        }
-        *port = (int)v;
-    }
-    memcpy(name, text, len);
-    name[len] = '\0';
+    strcpy(name, buf);
     return GSHMEMI_OK;
 }
 

@@ -68,9 +68,10 @@ int gshmemi_ibv_query_attrs(const char *sub, struct ibv_context *c, const char *
 
 #define GSHMEMI_IBV_NAME_MAX 64 /* IBV_SYSFS_NAME_MAX */
 
-/* Parses GSHMEM_IB_DEVICE (errors logged under subsystem sub): "name" or "name:port" (port 1..255, decimal digits only). name gets the
- * device (cap bytes), *port 0 when none is given. GSHMEMI_ERR_INVALID, logged naming the variable
- * and the value, on anything else. NULL or "" gives name "" (no device named). */
+/* Parses GSHMEM_IB_DEVICE (errors logged under subsystem sub) with the shape the env table checks
+ * (gshmemi_env_ib_device_parse): "name" or "name:port". name gets the device (cap bytes), *port 0
+ * when none is given. GSHMEMI_ERR_INVALID, logged naming the variable and the value, on anything
+ * else. NULL or "" gives name "" (no device named). */
 int gshmemi_ibv_parse_device(const char *sub, const char *text, char *name, size_t cap, int *port);
 
 /* The first ACTIVE port of c (want == 0) or port want if ACTIVE; 0 when none, with why (naming

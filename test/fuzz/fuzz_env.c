@@ -73,11 +73,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     EXPECT(env.COLL_CTAS >= 0 && env.COLL_CTAS <= GSHMEMI_COLL_SLICES);
     EXPECT(env.DEBUG_CHECKS == 0 || env.DEBUG_CHECKS == 1);
     EXPECT(env.COLL_PDL == 0 || env.COLL_PDL == 1);
-    EXPECT(env.DEVICE >= -1 && env.RANK >= -1 && env.LOCAL_RANK >= -1 && env.BOOTSTRAP_LISTEN_FD >= -1);
+    EXPECT(env.DEVICE >= -1 && env.RANK >= -1 && env.LOCAL_RANK >= -1 && env.BOOTSTRAP_LISTEN_FD >= -1 && env.LAUNCHER_FD >= -1);
     EXPECT(env.NRANKS == -1 || env.NRANKS >= 1);
     EXPECT(env.DEBUG >= GSHMEMI_LOG_NONE && env.DEBUG <= GSHMEMI_LOG_TRACE);
     EXPECT(env.BOOTSTRAP >= GSHMEMI_BOOTSTRAP_AUTO && env.BOOTSTRAP <= GSHMEMI_BOOTSTRAP_UID);
     EXPECT(env.BOOTSTRAP_UID != NULL);
+    /* the text rows keep their shape: what the transports and the bootstrap read is well formed */
+    {
+        char ib_name[GSHMEMI_ENV_IB_NAME_MAX];
+        int ib_port;
+        size_t uid_len = strlen(env.BOOTSTRAP_UID);
+        EXPECT(gshmemi_env_ib_device_parse(env.IB_DEVICE, ib_name, &ib_port) == NULL);
+        EXPECT(strlen(env.BOOTSTRAP_IFNAME) <= 15 && !strchr(env.BOOTSTRAP_IFNAME, '/') && !strchr(env.BOOTSTRAP_IFNAME, ' '));
+        EXPECT(strlen(env.HOST_ID) <= 255 && !strchr(env.HOST_ID, '\n'));
+        EXPECT(uid_len == 0 || uid_len == 256);
+    }
     if (devnull) gshmemi_env_print(devnull, &env);
 
     for (size_t i = 0; i < N_VARS; i++) {

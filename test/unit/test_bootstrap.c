@@ -4,7 +4,10 @@
  *   test_bootstrap --env    one PE started by gshmemrun (reads GSHMEM_* through env.c)
  *   test_bootstrap --pmix   one PE started by a PMIx launcher (mpirun); 77 without PMIx
  *   test_bootstrap --uid-addr  creates a unique id and prints where rank 0 listens (for the
- *                           GSHMEM_BOOTSTRAP_IFNAME / _ADDR checks of test_bootstrap_addr.sh) */
+ *                           GSHMEM_BOOTSTRAP_IFNAME / _ADDR checks of test_bootstrap_addr.sh)
+ *   test_bootstrap --note I|F|X|-  records this PE's state for gshmemrun as shmem_init (I),
+ *                           shmem_finalize (F), shmem_global_exit (X) or a failed init (-) do,
+ *                           and exits 0 (for test_launcher.sh) */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -1109,6 +1112,7 @@ static int mode_env(void)
 
     g_mode = "env";
     if (gshmemi_env_init() != GSHMEMI_OK) FAIL("the GSHMEM_ environment is malformed");
+    gshmemi_launcher_note(GSHMEMI_PE_IN_JOB); /* as shmem_init does */
     if (!gshmemi_env.BOOTSTRAP_UID[0] || gshmemi_env.RANK < 0 || gshmemi_env.NRANKS < 1)
         FAIL("--env needs GSHMEM_BOOTSTRAP_UID, GSHMEM_RANK and GSHMEM_NRANKS: run it under gshmemrun");
     EXPECT_RC(gshmemi_uid_from_string(gshmemi_env.BOOTSTRAP_UID, &uid), GSHMEMI_OK);
@@ -1120,8 +1124,28 @@ static int mode_env(void)
     if (gshmemi_env.BOOTSTRAP_LISTEN_FD >= 0) EXPECT_RC(gshmemi_uid_adopt_listener(gshmemi_env.BOOTSTRAP_LISTEN_FD, &uid), GSHMEMI_OK);
     EXPECT_RC(gshmemi_bootstrap_uid_init(&uid, gshmemi_env.RANK, gshmemi_env.NRANKS, gshmemi_env.BOOTSTRAP_TIMEOUT, &bs), GSHMEMI_OK);
     if (run_checks(bs)) return 1;
+    /* as shmem_finalize does: the note, then the final barrier */
+    gshmemi_launcher_note(GSHMEMI_PE_FINALIZED);
+    EXPECT_RC(bs->barrier(bs), GSHMEMI_OK);
     EXPECT_RC(bs->finalize(bs), GSHMEMI_OK);
     return 0;
+}
+
+static int mode_note(const char *what)
+{
+    static const struct {
+        const char *name;
+        int state;
+    } states[] = {{"I", GSHMEMI_PE_IN_JOB}, {"F", GSHMEMI_PE_FINALIZED}, {"X", GSHMEMI_PE_GLOBAL_EXIT}, {"-", GSHMEMI_PE_OUTSIDE}};
+
+    g_mode = "note";
+    if (gshmemi_env_init() != GSHMEMI_OK) FAIL("the GSHMEM_ environment is malformed");
+    for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+        if (strcmp(what, states[i].name)) continue;
+        gshmemi_launcher_note(states[i].state);
+        return 0;
+    }
+    FAIL("--note wants I, F, X or -, not '%s'", what);
 }
 
 static int mode_pmix(void)
@@ -1168,6 +1192,7 @@ int main(int argc, char **argv)
     if (argc == 2 && !strcmp(argv[1], "--env")) return mode_env();
     if (argc == 2 && !strcmp(argv[1], "--pmix")) return mode_pmix();
     if (argc == 2 && !strcmp(argv[1], "--uid-addr")) return mode_uid_addr();
-    fprintf(stderr, "usage: test_bootstrap [--env | --pmix | --uid-addr]\n");
+    if (argc == 3 && !strcmp(argv[1], "--note")) return mode_note(argv[2]);
+    fprintf(stderr, "usage: test_bootstrap [--env | --pmix | --uid-addr | --note I|F|X|-]\n");
     return 2;
 }

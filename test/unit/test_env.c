@@ -1,4 +1,5 @@
-/* The environment table: defaults, sizes, choices, malformed values and every row's limits. */
+/* The environment table: defaults, sizes, choices, malformed values, every row's limits and the
+ * shapes of the text rows. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +13,7 @@
 #include "gshmem/types.h"
 #include "runtime/log.h"
 
-static const char *fake_names[32], *fake_values[32];
+static const char *fake_names[48], *fake_values[48];
 static int fake_n;
 
 static const char *fake_get(const char *name)
@@ -111,6 +112,29 @@ static void test_sizes(void **state)
     assert_int_equal(gshmemi_parse_size("17179869184T", &v), GSHMEMI_ERR_INVALID);
 }
 
+/* 256 hex digits (a unique id's text), the last one c. */
+static const char *uid_hex(char c)
+{
+    static char buf[8][257];
+    static int next;
+    char *b = buf[next++ % 8];
+    for (int i = 0; i < 256; i++) b[i] = "0123456789abcdef"[i % 16];
+    b[255] = c;
+    b[256] = '\0';
+    return b;
+}
+
+/* n copies of c */
+static const char *repeat(char c, int n)
+{
+    static char buf[8][512];
+    static int next;
+    char *b = buf[next++ % 8];
+    memset(b, c, (size_t)n);
+    b[n] = '\0';
+    return b;
+}
+
 static void test_values(void **state)
 {
     gshmemi_env_t env;
@@ -120,7 +144,7 @@ static void test_values(void **state)
     fake_set("GSHMEM_DEBUG", "trace");
     fake_set("GSHMEM_RANK", "3");
     fake_set("GSHMEM_BOOTSTRAP_TIMEOUT", "2.5");
-    fake_set("GSHMEM_BOOTSTRAP_UID", "abcd");
+    fake_set("GSHMEM_BOOTSTRAP_UID", uid_hex('a'));
     fake_set("GSHMEM_COLL_PROTO", "Simple");
     assert_int_equal(gshmemi_env_load(fake_get, &env), GSHMEMI_OK);
     assert_int_equal(env.COLL_PROTO, GSHMEMI_PROTO_SIMPLE);
@@ -129,7 +153,7 @@ static void test_values(void **state)
     assert_int_equal(env.DEBUG, GSHMEMI_LOG_TRACE);
     assert_int_equal(env.RANK, 3);
     assert_true(env.BOOTSTRAP_TIMEOUT == 2.5);
-    assert_string_equal(env.BOOTSTRAP_UID, "abcd");
+    assert_string_equal(env.BOOTSTRAP_UID, uid_hex('a'));
     fake_n = 0;
     fake_set("GSHMEM_COLL_PROTO", "LL128");
     fake_set("GSHMEM_DEVICE_WAIT_TIMEOUT", "1e9"); /* the longest wait there is */
@@ -263,6 +287,99 @@ static void test_limits(void **state)
     free(m);
 }
 
+/* The text rows: each value of the wrong shape is refused with one line naming the variable,
+ * the value (on one line) and what the row accepts; values of the right shape are taken. */
+static void test_text_rows(void **state)
+{
+    static const char *const ib_name_63 = "m23456789012345678901234567890123456789012345678901234567890123";
+    const struct {
+        const char *name, *rule, *good[8], *bad[12];
+    } rows[] = {
+        {"GSHMEM_IB_DEVICE", "empty, NAME or NAME:PORT",
+         {"mlx5_0", "mlx5_0:1", "mlx5_10:255", "rocep1s0f0", "irdma-0.x", ib_name_63, "", NULL},
+         {"x:999", "mlx5_0:", "mlx5_0:0", "mlx5_0:256", ":1", "mlx 0", "a/b", "mlx5_0:1x", "mlx5_0:+1", "mlx5_0:1:2",
+          repeat('m', 64), NULL}},
+        {"GSHMEM_BOOTSTRAP_ADDR", "empty or a dotted-quad IPv4 address",
+         {"10.0.0.5", "127.0.0.1", "255.255.255.255", "0.0.0.0", "", NULL},
+         {"nan", "10.0.0.300", "eth0", "10.0.0", "1.2.3.4.5", " 10.0.0.5", "10.0.0.5 ", "::1", "localhost", NULL}},
+        {"GSHMEM_BOOTSTRAP_IFNAME", "empty or an interface name",
+         {"lo", "eth0", "enp1s0f0np0", "eth0:1", "ib0.8001", repeat('i', 15), "", NULL},
+         {"a/b", "eth 0", repeat('i', 16), "eth0\t", "eth0\n", "\x7f", "\xc3\xa9th0", NULL}},
+        {"GSHMEM_BOOTSTRAP_UID", "empty or the 256 hex digits of a unique id",
+         {uid_hex('f'), uid_hex('F'), "", NULL},
+         {"abcd", "nan", uid_hex('g'), uid_hex(' '), repeat('a', 255), repeat('a', 257), NULL}},
+        {"GSHMEM_HOST_ID", "up to 255 printable ASCII characters",
+         {"node-1", "rack 3 / node 7", repeat('h', 255), "", NULL},
+         {"a\nb", "tab\there", repeat('h', 256), "\x01", "h\xc3\xb4te", NULL}},
+    };
+    (void)state;
+    for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+        for (int j = 0; rows[r].good[j]; j++) {
+            gshmemi_env_t env;
+            fake_n = 0;
+            fake_set(rows[r].name, rows[r].good[j]);
+            if (gshmemi_env_load(fake_get, &env) != GSHMEMI_OK) fail_msg("%s=\"%s\" was refused", rows[r].name, rows[r].good[j]);
+        }
+        for (int j = 0; rows[r].bad[j]; j++) {
+            char *m = load_error(rows[r].name, rows[r].bad[j]), head[64], summary[96];
+            snprintf(head, sizeof(head), "%s=\"", rows[r].name);
+            snprintf(summary, sizeof(summary), "1 environment variable with a bad value: %s ", rows[r].name);
+            /* one error line, then the summary; nothing of the value breaks the line */
+            if (count_lines(m, head) != 1 || count_lines(m, "is malformed: accepted ") != 1 || !strstr(m, rows[r].rule) ||
+                !strstr(m, summary) || count_lines(m, "\n") != 2)
+                fail_msg("%s=\"%s\": not one line naming it and '%s', then the summary: %s", rows[r].name, rows[r].bad[j],
+                         rows[r].rule, m);
+            free(m);
+        }
+    }
+    /* the value shown: as given where it is plain text, escaped where not, cut where long */
+    char *m = load_error("GSHMEM_BOOTSTRAP_ADDR", "nan");
+    assert_non_null(strstr(m, "GSHMEM_BOOTSTRAP_ADDR=\"nan\" is malformed: accepted empty or a dotted-quad IPv4 address"));
+    free(m);
+    m = load_error("GSHMEM_IB_DEVICE", "x:999");
+    assert_non_null(strstr(m, "GSHMEM_IB_DEVICE=\"x:999\" is malformed: accepted empty, NAME or NAME:PORT (NAME: 1..63 of "));
+    free(m);
+    m = load_error("GSHMEM_HOST_ID", "a\nb\\c");
+    assert_non_null(strstr(m, "GSHMEM_HOST_ID=\"a\\x0ab\\x5cc\" is malformed"));
+    free(m);
+    m = load_error("GSHMEM_HOST_ID", repeat('h', 300));
+    assert_non_null(strstr(m, "GSHMEM_HOST_ID=\"hhhhhhhhhh"));
+    assert_non_null(strstr(m, "hhh...\" is malformed"));
+    free(m);
+    /* the numbers keep their wording */
+    m = load_error("GSHMEM_MAX_TEAMS", "65");
+    assert_non_null(strstr(m, "GSHMEM_MAX_TEAMS=\"65\" is out of range: accepted 4..64"));
+    free(m);
+}
+
+/* GSHMEM_IB_DEVICE's parser, which the verbs backend and IBGDA call too. */
+static void test_ib_device_parse(void **state)
+{
+    char name[GSHMEMI_ENV_IB_NAME_MAX];
+    int port = -1;
+    (void)state;
+    assert_null(gshmemi_env_ib_device_parse("mlx5_0:1", name, &port));
+    assert_string_equal(name, "mlx5_0");
+    assert_int_equal(port, 1);
+    assert_null(gshmemi_env_ib_device_parse("mlx5_10:255", name, &port));
+    assert_string_equal(name, "mlx5_10");
+    assert_int_equal(port, 255);
+    assert_null(gshmemi_env_ib_device_parse("rocep1s0f0", name, &port));
+    assert_string_equal(name, "rocep1s0f0");
+    assert_int_equal(port, 0);
+    assert_null(gshmemi_env_ib_device_parse(NULL, name, &port));
+    assert_string_equal(name, "");
+    assert_int_equal(port, 0);
+    assert_null(gshmemi_env_ib_device_parse("", name, &port));
+    assert_string_equal(name, "");
+    assert_non_null(strstr(gshmemi_env_ib_device_parse("x:999", name, &port), "the port after ':' must be a number from 1 to 255"));
+    assert_string_equal(name, "");
+    assert_int_equal(port, 0);
+    assert_non_null(strstr(gshmemi_env_ib_device_parse("mlx 0", name, &port), "only letters, digits"));
+    assert_non_null(strstr(gshmemi_env_ib_device_parse(repeat('m', 64), name, &port), "1 to 63 characters"));
+    assert_non_null(strstr(gshmemi_env_ib_device_parse(":1", name, &port), "1 to 63 characters"));
+}
+
 /* Several bad values at once: one line each, then one summary naming them all; the good ones
  * are taken and the bad ones keep their defaults. */
 static void test_all_reported(void **state)
@@ -271,7 +388,8 @@ static void test_all_reported(void **state)
         {"GSHMEM_MAX_TEAMS", "100"},       {"GSHMEM_BARRIER_RADIX", "1"},       {"GSHMEM_COLL_CTAS", "-1"},
         {"GSHMEM_SYMMETRIC_SIZE", "0"},    {"GSHMEM_BOOTSTRAP_TIMEOUT", "1e-300"}, {"GSHMEM_DEBUG_CHECKS", "2"},
         {"GSHMEM_COLL_PDL", "7"},          {"GSHMEM_DEVICE", "-3"},             {"GSHMEM_HEAP_GROWTH", "0"},
-        {"GSHMEM_COLL_PROTO", "fast"},     {"GSHMEM_DEBUG", "loud"},
+        {"GSHMEM_COLL_PROTO", "fast"},     {"GSHMEM_DEBUG", "loud"},           {"GSHMEM_IB_DEVICE", "x:999"},
+        {"GSHMEM_BOOTSTRAP_ADDR", "nan"},  {"GSHMEM_BOOTSTRAP_IFNAME", "a/b"},  {"GSHMEM_BOOTSTRAP_UID", "abcd"},
     };
     const size_t n = sizeof(bad) / sizeof(bad[0]);
     gshmemi_env_t env;
@@ -294,6 +412,7 @@ static void test_all_reported(void **state)
     assert_null(strstr(s, "GSHMEM_COLL_LL_MAX"));
     /* errors first, the summary last */
     assert_null(strstr(s + 1, "is out of range"));
+    assert_null(strstr(s + 1, "is malformed"));
     free(m);
     assert_int_equal(gshmemi_env_load(fake_get, &env), GSHMEMI_ERR_INVALID);
     assert_int_equal(env.COLL_LL_MAX, 1 << 20);
@@ -338,6 +457,7 @@ static void test_print(void **state)
     assert_non_null(strstr(buf, "accepts 4..64"));          /* GSHMEM_MAX_TEAMS */
     assert_non_null(strstr(buf, "accepts 0.001..1e+09 s")); /* the timeouts */
     assert_non_null(strstr(buf, "accepts auto|pmix|uid"));
+    assert_non_null(strstr(buf, "accepts empty or a dotted-quad IPv4 address")); /* GSHMEM_BOOTSTRAP_ADDR */
     free(buf);
 }
 
@@ -349,6 +469,7 @@ int main(void)
         cmocka_unit_test_setup(test_values, setup),   cmocka_unit_test_setup(test_malformed, setup),
         cmocka_unit_test_setup(test_print, setup),    cmocka_unit_test_setup(test_messages, setup),
         cmocka_unit_test_setup(test_limits, setup),   cmocka_unit_test_setup(test_all_reported, setup),
+        cmocka_unit_test_setup(test_text_rows, setup), cmocka_unit_test_setup(test_ib_device_parse, setup),
     };
     gshmemi_log_level = GSHMEMI_LOG_NONE;
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # gshmemrun end to end: a real job, a failing PE, signal forwarding, --timeout, --gpus, PE 0
 # reading the terminal (under a pty), stopped PEs, no process left behind (a killed launcher,
-# background children), the MPS warning and --mps (with stand-ins for the NVIDIA tools), bad
-# arguments. Usage: test_launcher.sh path/to/gshmemrun path/to/test_bootstrap
+# background children, setsid'd ones), PEs exiting 0 without shmem_finalize, the MPS warning and
+# --mps (with stand-ins for the NVIDIA tools), bad arguments.
+# Usage: test_launcher.sh path/to/gshmemrun path/to/test_bootstrap
 # Every step runs under `timeout`, so a hang fails the step instead of the suite.
 set -u
 
@@ -236,6 +237,72 @@ for p in $bgs; do alive "$p" && left="$left $p"; done
 if [ $rc -eq 0 ] && [ "$(echo $bgs | wc -w)" -eq 2 ] && [ -z "$left" ] && elapsed_lt "$t0" 5 && grep -q 'left processes running' "$tmp/err"; then
     pass "background children of a successful job are stopped (rc 0)"
 else fail "background children: rc $rc, started '$bgs', still alive '$left'"; cat "$tmp/err"; kill -KILL $left 2>/dev/null; fi
+
+# 16b. So are processes a PE moved out of its group (setsid), which come back to gshmemrun as
+# child subreaper: a setsid'd sleep, and a setsid'd shell whose own child is handed to gshmemrun
+# when the shell goes; all ignore SIGTERM, so each needs the SIGKILL.
+rm -f "$tmp"/sid.*
+t0=$(now)
+timeout $LIMIT "$RUN" -n 2 bash -c '
+    trap "" TERM
+    if [ "$GSHMEM_RANK" = 0 ]; then
+        setsid bash -c "echo \$\$ >\"\$0/sid.0\"; exec sleep 445" "$0" </dev/null >/dev/null 2>&1 &
+    else
+        setsid bash -c "sleep 445 & echo \$\$ >\"\$0/sid.1b\"; echo \$! >\"\$0/sid.1\"; wait" "$0" </dev/null >/dev/null 2>&1 &
+    fi
+    for _ in $(seq 500); do [ -s "$0/sid.$GSHMEM_RANK" ] && break; sleep 0.01; done' "$tmp" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+sids="$(cat "$tmp/sid.0" "$tmp/sid.1" "$tmp/sid.1b" 2>/dev/null | tr '\n' ' ')"
+left=""
+for p in $sids; do alive "$p" && left="$left $p"; done
+if [ $rc -eq 0 ] && [ "$(echo $sids | wc -w)" -eq 3 ] && [ -z "$left" ] && elapsed_lt "$t0" 8 && grep -q 'left processes running' "$tmp/err"; then
+    pass "processes the PEs moved out of their group (setsid) are stopped too"
+else fail "setsid'd leftovers: rc $rc, started '$sids', still alive '$left'"; cat "$tmp/err"; kill -KILL $left 2>/dev/null; fi
+
+# 20. A PE that exits with status 0 while others run: fine from shmem_finalize on; else, once a
+# PE of the job has called shmem_init, named at once and the job stopped with status 1.
+# test_bootstrap --note records a PE's state as shmem_init (I), shmem_finalize (F) and
+# shmem_global_exit (X) do; --env runs the uid bootstrap with the same notes as the runtime.
+early() { # name, expected status, most seconds, text stderr must hold ('' none; !TEXT: must not), script
+    local name=$1 want=$2 most=$3 text=$4 t0 rc ok=1
+    t0=$(now)
+    env -u GSHMEM_BOOTSTRAP_TIMEOUT timeout $LIMIT "$RUN" -n 2 bash -c "$5" "$TB" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ $rc -eq "$want" ] && elapsed_lt "$t0" "$most" || ok=0
+    case $text in
+    '') ;;
+    '!'*) ! grep -q -- "${text#!}" "$tmp/err" || ok=0 ;;
+    *) grep -q -- "$text" "$tmp/err" || ok=0 ;;
+    esac
+    if [ $ok = 1 ]; then pass "$name (status $rc in $(awk -v a="$t0" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}') s)"
+    else fail "$name: status $rc after $(awk -v a="$t0" -v b="$(now)" 'BEGIN{print b-a}') s, wanted $want within $most s and '$text'"; cat "$tmp/out" "$tmp/err"; fi
+}
+# the bootstrap waits its full 120 s for a rank that will never come, unless gshmemrun steps in
+early "PE 1 exits 0 before shmem_init while PE 0 waits in it" 1 8 'PE 1 exited with status 0 without shmem_finalize (it never called shmem_init) while PE 0 takes part' \
+    'if [ "$GSHMEM_RANK" = 1 ]; then exit 0; fi; exec "$0" --env'
+early "PE 1 exits 0 after shmem_init without shmem_finalize" 1 8 'PE 1 exited with status 0 after shmem_init, without shmem_finalize, while 1 PE still runs' \
+    'if [ "$GSHMEM_RANK" = 1 ]; then exec "$0" --note I; fi; sleep 60'
+early "PE 0 calls shmem_init after PE 1 finalized and left" 1 8 'PE 0 is between shmem_init and shmem_finalize, but PE 1 finalized and exited' \
+    'if [ "$GSHMEM_RANK" = 1 ]; then "$0" --note I; exec "$0" --note F; fi; "$0" --note I; sleep 0.3; "$0" --note F; sleep 0.3; "$0" --note I; sleep 60'
+early "a PE that finalized may exit long before the others" 0 8 '!shmem_finalize' \
+    '"$0" --note I; "$0" --note F; if [ "$GSHMEM_RANK" = 0 ]; then sleep 1.5; fi'
+early "PEs of a program without shmem_init end when they like" 0 8 '!shmem_' \
+    'if [ "$GSHMEM_RANK" = 0 ]; then sleep 1.5; fi'
+early "shmem_global_exit(0) ends the job with status 0" 0 5 'PE 1 called shmem_global_exit(0); stopping the other 1 PE' \
+    'if [ "$GSHMEM_RANK" = 1 ]; then exec "$0" --note X; fi; "$0" --note I; sleep 60'
+# 4 normal jobs in a row: PEs that finalize together never trip the rule
+ok=1
+for _ in 1 2 3 4; do
+    timeout $LIMIT "$RUN" -n 4 "$TB" --env >"$tmp/out" 2>"$tmp/err" || ok=0
+    grep -q 'without shmem_finalize' "$tmp/err" && ok=0
+done
+if [ $ok = 1 ]; then pass "4 jobs of 4 PEs finalizing together: no early exit reported"
+else fail "a normal job reported an early exit"; cat "$tmp/err"; fi
+# a stray GSHMEM_LAUNCHER_FD (here a plain file) is never written into, and a warning says why
+: >"$tmp/stray"
+GSHMEM_LAUNCHER_FD=7 GSHMEM_RANK=0 "$TB" --note I 7<>"$tmp/stray" 2>"$tmp/err"
+if [ ! -s "$tmp/stray" ] && grep -q "GSHMEM_LAUNCHER_FD=7 is not gshmemrun's sealed file" "$tmp/err"; then pass "a stray GSHMEM_LAUNCHER_FD is left alone, with a warning"
+else fail "stray GSHMEM_LAUNCHER_FD: file holds '$(od -c "$tmp/stray" | head -2)'"; cat "$tmp/err"; fi
 
 # 17. PEs sharing a GPU: one warning naming --mps when no MPS daemon runs; none with a daemon, a
 # GPU each, or one PE. Stand-ins for nvidia-smi and nvidia-cuda-mps-control make it host-independent.

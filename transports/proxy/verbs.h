@@ -66,7 +66,7 @@ enum {
 /* Index of the region holding p, with the bytes from p to its end; -1 when none does. */
 int gshmemi_verbs_region_find(const gshmemi_verbs_region_t *regs, int n, const void *p, size_t *avail);
 
-/* Parses GSHMEM_IB_DEVICE: "name" or "name:port" (port 1..255, decimal digits only). name gets the
+/* Parses GSHMEM_IB_DEVICE: "name" or "name:port" (gshmemi_ibv_parse_device). name gets the
  * device (cap bytes), *port 0 when none is given. GSHMEMI_ERR_INVALID, logged naming the variable
  * and the value, on anything else. NULL or "" gives name "" (no device named). */
 int gshmemi_verbs_parse_device(const char *text, char *name, size_t cap, int *port);
