@@ -32,6 +32,10 @@ need_cmd python3 python3
 want_pc cmocka libcmocka-dev
 want_pc pmix libpmix-dev
 want_cmd mpirun openmpi-bin
+# a one-node Slurm cluster for the srun test (mpi_pmix_v4 is in slurm-wlm-basic-plugins)
+want_cmd slurmctld slurmctld
+want_cmd slurmd slurmd
+[ -n "$(ls /usr/lib/*/slurm-wlm/mpi_pmix*.so 2>/dev/null)" ] || optional+=(slurm-wlm-basic-plugins)
 want_py matplotlib python3-matplotlib  # perftest/plot.py and its test
 want_cmd clang clang # the libFuzzer targets in test/fuzz
 
