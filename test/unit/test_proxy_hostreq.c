@@ -93,6 +93,7 @@ typedef struct {
     char *base;          /* the heap: base[0, 2 MiB) backed */
     pthread_t thread;
     int stop, paused, served;
+    int pause_seen; /* the consumer saw paused at the top of its loop: it serves nothing until resumed */
     /* the fake */
     int (*live)(void), (*posted)(void);
     void (*fail_next)(int, int), (*hold)(int);
@@ -104,12 +105,26 @@ static void *consumer(void *arg)
 {
     fx_t *f = arg;
     while (!__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE)) {
-        if (!__atomic_load_n(&f->paused, __ATOMIC_ACQUIRE) && gshmemi_hostq_serve(f->q, f->ops, f->be))
-            __atomic_fetch_add(&f->served, 1, __ATOMIC_RELEASE);
-        else
+        if (__atomic_load_n(&f->paused, __ATOMIC_ACQUIRE)) {
+            __atomic_store_n(&f->pause_seen, 1, __ATOMIC_RELEASE);
             sched_yield();
+        } else if (gshmemi_hostq_serve(f->q, f->ops, f->be)) {
+            __atomic_fetch_add(&f->served, 1, __ATOMIC_RELEASE);
+        } else {
+            sched_yield();
+        }
     }
     return NULL;
+}
+
+/* Pauses a consumer and returns once it is between requests and serves none until resumed (a
+ * flag alone could meet a consumer already past its test of it). */
+static void pause_consumer(int *paused, int *seen)
+{
+    __atomic_store_n(seen, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(paused, 1, __ATOMIC_RELEASE);
+    for (int k = 0; k < 20000 && !__atomic_load_n(seen, __ATOMIC_ACQUIRE); k++) usleep(1000);
+    assert_int_equal(__atomic_load_n(seen, __ATOMIC_ACQUIRE), 1);
 }
 
 static int fx_setup(void **state)
@@ -629,7 +644,7 @@ static void test_proxy_stuck(void **state)
     double t0;
 
     f->ctx.peer_timeout = 0.1;
-    __atomic_store_n(&f->paused, 1, __ATOMIC_RELEASE);
+    pause_consumer(&f->paused, &f->pause_seen);
     capture_begin();
     t0 = now_s();
     assert_int_equal(put(f, f->base + 8, &v, 8, 1), GSHMEMI_ERR_TIMEOUT);
@@ -669,7 +684,7 @@ static void test_proxy_stopped(void **state)
     uint64_t v = 1;
     const char *log;
 
-    __atomic_store_n(&f->paused, 1, __ATOMIC_RELEASE);
+    pause_consumer(&f->paused, &f->pause_seen);
     capture_begin();
     assert_int_equal(pthread_create(&th, NULL, put_thread, &c), 0);
     usleep(50000); /* queued by now */
@@ -706,19 +721,37 @@ static int mem_flush(gshmemi_proxy_backend_t *be)
 }
 static const gshmemi_proxy_backend_ops_t mem_ops = {.name = "memory", .put = mem_put, .flush = mem_flush};
 
+typedef struct mq mq_t;
+/* one of the 64 callers of test_abandoned_and_full */
 typedef struct {
+    mq_t *m;
+    int i, rc;
+} mq_call_t;
+
+struct mq {
     gshmemi_transport_ctx_t ctx;
     gshmemi_heap_t heap;
     gshmemi_hostq_t *q;
     pthread_t thread;
-    int stop, paused;
-} mq_t;
+    int stop, paused, pause_seen;
+    /* callers started by a test, joined by the teardown too: a failed check leaves the test
+     * early, and they must not outlive the queue or their records */
+    mq_call_t call[GSHMEMI_HOSTQ_SLOTS];
+    pthread_t caller[GSHMEMI_HOSTQ_SLOTS];
+    int n_callers;
+};
 
 static void *mem_consumer(void *arg)
 {
     mq_t *m = arg;
-    while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE))
-        if (__atomic_load_n(&m->paused, __ATOMIC_ACQUIRE) || !gshmemi_hostq_serve(m->q, &mem_ops, NULL)) sched_yield();
+    while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
+        if (__atomic_load_n(&m->paused, __ATOMIC_ACQUIRE)) {
+            __atomic_store_n(&m->pause_seen, 1, __ATOMIC_RELEASE);
+            sched_yield();
+        } else if (!gshmemi_hostq_serve(m->q, &mem_ops, NULL)) {
+            sched_yield();
+        }
+    }
     return NULL;
 }
 
@@ -743,6 +776,8 @@ static int mq_teardown(void **state)
 {
     mq_t *m = *state;
     __atomic_store_n(&mem_block, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&m->paused, 0, __ATOMIC_RELEASE); /* the consumer serves the callers left */
+    for (int i = 0; i < m->n_callers; i++) pthread_join(m->caller[i], NULL);
     __atomic_store_n(&m->stop, 1, __ATOMIC_RELEASE);
     pthread_join(m->thread, NULL);
     gshmemi_hostq_stop(m->q, "the test is over");
@@ -766,10 +801,6 @@ static void test_progress_extends_wait(void **state)
 /* a request the proxy took and stalls in: the caller gives up, saying so; the record comes back
  * once the proxy finishes. Then 64 callers fill every record and one more gives up waiting for
  * one. */
-typedef struct {
-    mq_t *m;
-    int i, rc;
-} mq_call_t;
 
 static void *mq_put_thread(void *arg)
 {
@@ -782,11 +813,9 @@ static void *mq_put_thread(void *arg)
 static void test_abandoned_and_full(void **state)
 {
     mq_t *m = *state;
-    mq_call_t c[GSHMEMI_HOSTQ_SLOTS];
-    pthread_t th[GSHMEMI_HOSTQ_SLOTS];
+    mq_call_t *c = m->call;
     unsigned char v = 42;
     const char *log;
-    int n_started = 0;
 
     __atomic_store_n(&mem_block, 1, __ATOMIC_RELEASE);
     capture_begin();
@@ -795,21 +824,21 @@ static void test_abandoned_and_full(void **state)
     assert_non_null(strstr(log, "host-initiated put to PE 1: the proxy thread took the request but made no progress on it for 0.2 s (2 x GSHMEM_PEER_TIMEOUT); what it did at PE 1 is unknown"));
     assert_int_equal(gshmemi_hostq_busy(m->q), 1);
     __atomic_store_n(&mem_block, 0, __ATOMIC_RELEASE);
-    for (int k = 0; k < 1000 && gshmemi_hostq_busy(m->q); k++) usleep(1000);
+    for (int k = 0; k < 20000 && gshmemi_hostq_busy(m->q); k++) usleep(1000);
     assert_int_equal(gshmemi_hostq_busy(m->q), 0); /* the proxy freed the abandoned record */
     assert_int_equal(mem_heap[7], 42);             /* it did run, after its caller left */
 
     /* the proxy paused: 64 callers fill every record (the abandoned one is free again); one more
      * waits for a record and gives up, naming the queue */
-    __atomic_store_n(&m->paused, 1, __ATOMIC_RELEASE);
-    usleep(10000); /* the consumer is between requests */
-    m->ctx.peer_timeout = 1.0; /* the 64 wait long enough for the check below */
+    pause_consumer(&m->paused, &m->pause_seen);
+    /* the 64 wait long enough for the checks below, also on a loaded host under ThreadSanitizer */
+    m->ctx.peer_timeout = 30.0;
     for (int i = 0; i < GSHMEMI_HOSTQ_SLOTS; i++) {
         c[i] = (mq_call_t){m, i, 1};
-        assert_int_equal(pthread_create(&th[i], NULL, mq_put_thread, &c[i]), 0);
-        n_started++;
+        assert_int_equal(pthread_create(&m->caller[i], NULL, mq_put_thread, &c[i]), 0);
+        m->n_callers++;
     }
-    for (int k = 0; k < 1000 && gshmemi_hostq_busy(m->q) < GSHMEMI_HOSTQ_SLOTS; k++) usleep(1000);
+    for (int k = 0; k < 20000 && gshmemi_hostq_busy(m->q) < GSHMEMI_HOSTQ_SLOTS; k++) usleep(1000);
     assert_int_equal(gshmemi_hostq_busy(m->q), GSHMEMI_HOSTQ_SLOTS);
     {
         gshmemi_transport_ctx_t short_ctx = m->ctx;
@@ -820,7 +849,8 @@ static void test_abandoned_and_full(void **state)
         assert_non_null(strstr(log, "host-initiated put to PE 1: all 64 records of the host request queue stayed in use for 0.1 s (2 x GSHMEM_PEER_TIMEOUT)"));
     }
     __atomic_store_n(&m->paused, 0, __ATOMIC_RELEASE);
-    for (int i = 0; i < n_started; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < m->n_callers; i++) pthread_join(m->caller[i], NULL);
+    m->n_callers = 0;
     for (int i = 0; i < GSHMEMI_HOSTQ_SLOTS; i++) {
         assert_int_equal(c[i].rc, GSHMEMI_OK);
         assert_int_equal(mem_heap[1000 + i], i + 1);
