@@ -45,7 +45,7 @@ extern "C" {
     X(cuStreamWriteValue64)
 
 /* Entry points a driver may lack, with the CUDA version that brought them: NULL when it is older,
- * and what uses them says so (the module preload: module_load.c). */
+ * and what uses them says so (the module preload: modules.c). */
 #define GSHMEMI_DRIVER_FUNCS_OPTIONAL(X)                                                          \
     X(cuModuleGetLoadingMode, 12000)                                                              \
     X(cuFuncGetModule, 12000)                                                                     \

@@ -457,7 +457,7 @@ static void print_cell(FILE *out, const char *text)
 
 void gshmemi_env_print_markdown(FILE *out)
 {
-    char rule[96];
+    char rule[128];
     const char *any_text;
     int limit_kind;
 

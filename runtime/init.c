@@ -415,7 +415,7 @@ static int wants_preload(void)
     int remote = 0;
 
     for (int pe = 0; pe < st->n_pes; pe++)
-        if (st->route[pe] != GSHMEMI_ROUTE_P2P && pe != st->my_pe) remote = 1;
+        if (st->route[pe] != GSHMEMI_ROUTE_P2P) remote = 1; /* this PE's own route is P2P */
     if (!remote) return 0;
     if (gshmemi_cu.cuModuleGetLoadingMode && gshmemi_cu.cuModuleGetLoadingMode(&mode) != CUDA_SUCCESS) mode = CU_MODULE_LAZY_LOADING;
     return mode != CU_MODULE_EAGER_LOADING;

@@ -67,6 +67,13 @@ static const char *op_name(int op)
     }
 }
 
+/* pe is a PE whose requests this proxy carries (a copy or verbs peer). */
+static int serves(int pe)
+{
+    return pe >= 0 && pe < px.ctx->n_pes &&
+           (px.ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY || px.ctx->route[pe] == GSHMEMI_ROUTE_PROXY_VERBS);
+}
+
 static gshmemi_proxy_backend_t *backend_of(int pe, const gshmemi_proxy_backend_ops_t **ops)
 {
     if (px.ctx->route[pe] == GSHMEMI_ROUTE_PROXY_VERBS) {
@@ -107,8 +114,7 @@ static int handle(const gshmemi_proxy_req_t *r, uint64_t t, int *defer)
     uint64_t result = 0;
 
     const int any_pe = op == GSHMEMI_PROXY_QUIET || op == GSHMEMI_PROXY_FENCE;
-    if (pe < 0 || pe >= px.ctx->n_pes || (!any_pe && px.ctx->route[pe] != GSHMEMI_ROUTE_PROXY_COPY &&
-                                           px.ctx->route[pe] != GSHMEMI_ROUTE_PROXY_VERBS)) {
+    if (pe < 0 || pe >= px.ctx->n_pes || (!any_pe && !serves(pe))) {
         GSHMEMI_ERROR("proxy", "request %llu: %s to PE %d, which the proxy does not serve", (unsigned long long)t, op_name(op), pe);
         return GSHMEMI_ERR_INVALID;
     }
@@ -192,14 +198,12 @@ static int handle(const gshmemi_proxy_req_t *r, uint64_t t, int *defer)
  * which counts requests one by one. */
 static int put_joinable(const gshmemi_proxy_req_t *r)
 {
-    const int pe = gshmemi_proxy_req_pe(r);
     const gshmemi_heap_t *h = px.ctx->heap;
     const uintptr_t src = (uintptr_t)r->arg[2];
     const size_t n = (size_t)r->arg[3];
 
     if (gshmemi_proxy_req_op(r) != GSHMEMI_PROXY_PUT || (unsigned)r->arg[4] != 0 || n == 0) return 0;
-    if (pe < 0 || pe >= px.ctx->n_pes || (px.ctx->route[pe] != GSHMEMI_ROUTE_PROXY_COPY && px.ctx->route[pe] != GSHMEMI_ROUTE_PROXY_VERBS))
-        return 0;
+    if (!serves(gshmemi_proxy_req_pe(r))) return 0;
     return h && src >= (uintptr_t)h->reserve && src - (uintptr_t)h->reserve < h->reserve_size &&
            n <= h->reserve_size - (src - (uintptr_t)h->reserve);
 }
