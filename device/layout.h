@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 /* The host proxy's FIFO as producers and the consumer see it (the operations on it: proxy_fifo.h).
- * slots and ret point at struct gshmemi_proxy_req / gshmemi_proxy_ret of proxy_fifo.h. */
+ * slots and ret point at struct gshmemi_proxy_slot / gshmemi_proxy_ret of proxy_fifo.h. */
 typedef struct gshmemi_proxy_fifo {
-    struct gshmemi_proxy_req *slots; /* [size] pinned host memory (device-mapped pointer on the device copy) */
+    struct gshmemi_proxy_slot *slots; /* [size] pinned host memory (device-mapped pointer on the device copy) */
     struct gshmemi_proxy_ret *ret;   /* [size] pinned: results by ticket % size */
     uint64_t *tail;                  /* next ticket to hand out (producers' atomic counter; device memory on the GPU) */
     uint64_t *head_cache;            /* producers' cached copy of *head (device memory on the GPU) */
@@ -147,7 +147,7 @@ typedef struct gshmemi_device_state {
  * sizeof it was compiled with, and the runtime refuses a module whose pair differs from its own
  * (the state is copied into the module by that size, so a mismatch would be silently misread).
  * GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE is for the test that builds such a module. */
-#define GSHMEMI_DEVICE_STATE_VERSION 5
+#define GSHMEMI_DEVICE_STATE_VERSION 6
 #ifdef GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
 #define GSHMEMI_DEVICE_STATE_MODULE_VERSION GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
 #else

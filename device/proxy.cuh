@@ -1,7 +1,7 @@
 /* The device side of the host proxy: how a GPU thread hands an operation on a PE that is not
  * reached by P2P to this PE's proxy thread. One request per call (a warp or block call posts once
- * for the group), in the FIFO of device/proxy_fifo.h: a ticket, the request's words, one
- * publishing store. Requests are executed in ticket order and, per destination, completed in that
+ * for the group), in the FIFO of device/proxy_fifo.h: a ticket, then the request's eight tagged
+ * words. Requests are executed in ticket order and, per destination, completed in that
  * order; a thread that must see a request complete (a blocking put or get, a fetching atomic,
  * quiet) waits on the completion count or its result slot, bounded by GSHMEM_DEVICE_WAIT_TIMEOUT.
  * A failure of the proxy (reported on the host with the request, the peer and the cause) makes the
@@ -74,7 +74,9 @@ static __device__ __forceinline__ gshmemi_proxy_tickets_t gshmemi_proxy_post(int
     base = __shfl_sync(g.mask, base, __ffs(g.mask) - 1);
     const int st = gshmemi_fifo_wait_free_from(f, base, g.n, hc); /* n <= 32 <= size (GSHMEM_PROXY_FIFO_SLOTS >= 64) */
     if (st != GSHMEMI_FIFO_OK) gshmemi_proxy_fail(st, routine, pe, base + g.rank);
-    gshmemi_fifo_publish(f, base + g.rank, arg);
+    /* a put's source is read by the proxy's copy engine or NIC: this GPU's stores to it first */
+    if (op == GSHMEMI_PROXY_PUT || op == GSHMEMI_PROXY_PUT_SIGNAL) gshmemi_fifo_publish_data(f, base + g.rank, arg);
+    else gshmemi_fifo_publish(f, base + g.rank, arg);
     return {base + g.rank, base + g.n - 1, g.mask};
 }
 

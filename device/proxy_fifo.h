@@ -3,18 +3,26 @@
  * or host threads; the consumer is the one proxy thread on the host. Valid C11 (gcc) and CUDA C++
  * (nvcc): producer calls are __host__ __device__, consumer calls host only.
  *
- * A request is a ticket and a 64-byte slot. The protocol:
+ * A request is a ticket and a 64-byte slot of eight words. The protocol:
  *   producer  reserve: ticket = fetch_add(tail, n), then wait until ticket + n <= head + size
- *             publish: arg[0..6], then ONE release store of seq = ticket + 1
- *   consumer  take(pos): acquire load of slot[pos % size].seq == pos + 1, copy the request
+ *             publish: the request's seven 64-bit args packed into the low 56 bits of the eight
+ *             words, each word's top byte the ticket's lap tag; eight independent stores
+ *   consumer  take(pos): every word of slot[pos % size] carries pos's tag, unpack the request
  *             release(upto): head = upto (slots of tickets < upto may be reused)
  *             complete(upto): done = upto; return(ticket, value); fail(ticket)
  *   producer  wait_done(ticket): done > ticket; wait_ret(ticket): the ret slot's seq == ticket + 1
  *
- * Ordering. A GPU's st.release.sys orders its earlier stores (the args, plain stores to pinned
- * memory) before the seq store for every observer in the system, the CPU included; the consumer's
- * acquire load of seq then makes the args visible to it. seq names the lap (ticket + 1, never 0),
- * so slots are never cleared: a slot whose seq is not pos + 1 holds an older lap (or nothing yet).
+ * Ordering. Each word is stored whole (an aligned 8-byte store is single-copy atomic) and says by
+ * its tag which lap wrote it, so the consumer needs no order among the eight stores: a slot whose
+ * words do not all carry pos's tag is not (wholly) written yet. The producer thus publishes with
+ * plain system-scope stores and no system-scope fence, which on a GPU costs a round trip over the
+ * bus per request (NVSHMEM's proxy channel tags its words the same way). The tag is
+ * 0x80 | (lap & 0x7f), lap = ticket / size: a slot holds words of its current lap or the one before
+ * (a producer rewrites it only after the consumer took the previous lap), and those tags differ
+ * and are never 0, the state of a fresh slot. Data a put's source holds must be in GPU memory
+ * before the consumer hands the copy to a copy engine or NIC: the device producer of such a
+ * request fences at GPU scope first (gshmemi_fifo_publish_data), which orders the earlier stores
+ * before the slot's without a wait on the bus.
  * The consumer's reads of a slot come before its release store of head; a producer reuses the
  * slot only after an acquire load of head (or of head_cache, raised after such a load) allows it.
  *
@@ -52,15 +60,22 @@
 #define GSHMEMI_PROXY_ARGS 7
 #define GSHMEMI_FIFO_LINE 64
 
-/* One request, one cache line: the consumer reads it with one line fill, and no two producers
- * write the same line. seq = ticket + 1 is stored last, with a release store: that store
- * publishes the request. */
+/* One request as the consumer reads it out of a slot: seq = ticket + 1. */
 typedef struct gshmemi_proxy_req {
     GSHMEMI_FIFO_ALIGN(64) uint64_t arg[GSHMEMI_PROXY_ARGS]; /* arg[0] = op | pe << 32 */
-    uint64_t seq;                                            /* ticket + 1 once published */
+    uint64_t seq;                                            /* ticket + 1 */
 } gshmemi_proxy_req_t;
 GSHMEMI_FIFO_STATIC_ASSERT(sizeof(gshmemi_proxy_req_t) == 64, "a proxy request is one 64-byte line");
-GSHMEMI_FIFO_STATIC_ASSERT(offsetof(gshmemi_proxy_req_t, seq) == 56, "seq is the request's last word");
+
+/* One slot of the FIFO, one cache line: the consumer reads it with one line fill, and no two
+ * producers write the same line. word[i] = tag << 56 | bits [56 i, 56 i + 56) of arg[0..6]. */
+#define GSHMEMI_PROXY_WORDS 8
+typedef struct gshmemi_proxy_slot {
+    GSHMEMI_FIFO_ALIGN(64) uint64_t word[GSHMEMI_PROXY_WORDS];
+} gshmemi_proxy_slot_t;
+GSHMEMI_FIFO_STATIC_ASSERT(sizeof(gshmemi_proxy_slot_t) == 64, "a proxy slot is one 64-byte line");
+GSHMEMI_FIFO_STATIC_ASSERT(GSHMEMI_PROXY_ARGS * 64 == GSHMEMI_PROXY_WORDS * 56, "seven args fill eight 56-bit payloads");
+#define GSHMEMI_PROXY_PAYLOAD_MASK ((1ull << 56) - 1)
 
 /* The result of a fetching request, in ret[ticket % size]. seq = ticket + 1 stored last
  * (release); while the consumer rewrites the slot, seq is (new ticket + 1) | GSHMEMI_PROXY_RET_BUSY
@@ -271,18 +286,55 @@ GSHMEMI_HD_INLINE int gshmemi_fifo_reserve(const gshmemi_proxy_fifo_t *f, uint32
     return gshmemi_fifo_wait_free(f, t, n);
 }
 
-/* Writes the request of a reserved ticket: the args with plain stores, then the release store
- * of seq that publishes them all (the release orders the earlier stores to pinned memory before
- * it for the CPU). */
+/* The tag of a ticket's words (see Ordering): 0x80 | (lap & 0x7f), in the top byte. */
+GSHMEMI_HD_INLINE uint64_t gshmemi_fifo_tag(const gshmemi_proxy_fifo_t *f, uint64_t ticket)
+{
+#ifdef __CUDA_ARCH__
+    const unsigned shift = (unsigned)__popc(f->size - 1);
+#else
+    const unsigned shift = (unsigned)__builtin_popcount(f->size - 1);
+#endif
+    return (0x80ull | ((ticket >> shift) & 0x7full)) << 56;
+}
+
+/* Word i of a slot: the 56 bits of the args' bit string from bit 56 i on, under the tag. */
+GSHMEMI_HD_INLINE uint64_t gshmemi_fifo_pack(const uint64_t arg[GSHMEMI_PROXY_ARGS], int i, uint64_t tag)
+{
+    uint64_t bits;
+    if (i == 0) bits = arg[0];
+    else if (i == GSHMEMI_PROXY_WORDS - 1) bits = arg[GSHMEMI_PROXY_ARGS - 1] >> 8;
+    else bits = arg[i - 1] >> (64 - 8 * i) | arg[i] << (8 * i);
+    return (bits & GSHMEMI_PROXY_PAYLOAD_MASK) | tag;
+}
+
+/* Writes the request of a reserved ticket: eight tagged words, each its own store (no fence: see
+ * Ordering). A device producer whose request makes the consumer read this GPU's memory (a put's
+ * source) calls gshmemi_fifo_publish_data instead. */
 GSHMEMI_HD_INLINE void gshmemi_fifo_publish(const gshmemi_proxy_fifo_t *f, uint64_t ticket, const uint64_t arg[GSHMEMI_PROXY_ARGS])
 {
-    gshmemi_proxy_req_t *s = &f->slots[ticket & (f->size - 1)];
-    for (int i = 0; i < GSHMEMI_PROXY_ARGS; i++) s->arg[i] = arg[i];
+    gshmemi_proxy_slot_t *s = &f->slots[ticket & (f->size - 1)];
+    const uint64_t tag = gshmemi_fifo_tag(f, ticket);
 #ifdef __CUDA_ARCH__
-    gshmemi_fifo_st_release_sys(&s->seq, ticket + 1);
+    uint64_t w[GSHMEMI_PROXY_WORDS];
+#pragma unroll
+    for (int i = 0; i < GSHMEMI_PROXY_WORDS; i++) w[i] = gshmemi_fifo_pack(arg, i, tag);
+#pragma unroll
+    for (int i = 0; i < GSHMEMI_PROXY_WORDS; i += 2)
+        asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(&s->word[i]), "l"(w[i]), "l"(w[i + 1]) : "memory");
 #else
-    __atomic_store_n(&s->seq, ticket + 1, __ATOMIC_RELEASE);
+    /* a host producer's earlier writes (a host put's source) come before every word */
+    for (int i = 0; i < GSHMEMI_PROXY_WORDS; i++) __atomic_store_n(&s->word[i], gshmemi_fifo_pack(arg, i, tag), __ATOMIC_RELEASE);
 #endif
+}
+
+/* The same after a GPU-scope fence: this thread's earlier stores (and those of threads it synced
+ * with) are in GPU memory before any word of the request leaves the SM. */
+GSHMEMI_HD_INLINE void gshmemi_fifo_publish_data(const gshmemi_proxy_fifo_t *f, uint64_t ticket, const uint64_t arg[GSHMEMI_PROXY_ARGS])
+{
+#ifdef __CUDA_ARCH__
+    __threadfence();
+#endif
+    gshmemi_fifo_publish(f, ticket, arg);
 }
 
 /* reserve(1) + publish: one request. */
@@ -360,13 +412,20 @@ GSHMEMI_HD_INLINE int gshmemi_fifo_wait_ret(const gshmemi_proxy_fifo_t *f, uint6
 
 /* ---- consumer (host, one thread; plain static inline, so host only under nvcc) ---------------- */
 
-/* 1 and a copy of the request if slot pos % size holds ticket pos, else 0. The acquire load of
- * seq makes the producer's args visible; they stay put until head passes pos. */
+/* 1 and the request if slot pos % size holds ticket pos (all eight words carry its tag), else 0.
+ * Word 0 is read first, so a poll of an empty slot reads one word; the words stay put until head
+ * passes pos. */
 static inline int gshmemi_fifo_take(const gshmemi_proxy_fifo_t *f, uint64_t pos, gshmemi_proxy_req_t *out)
 {
-    const gshmemi_proxy_req_t *s = &f->slots[pos & (f->size - 1)];
-    if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != pos + 1) return 0;
-    for (int i = 0; i < GSHMEMI_PROXY_ARGS; i++) out->arg[i] = s->arg[i];
+    const gshmemi_proxy_slot_t *s = &f->slots[pos & (f->size - 1)];
+    const uint64_t tag = gshmemi_fifo_tag(f, pos);
+    uint64_t w[GSHMEMI_PROXY_WORDS];
+    for (int i = 0; i < GSHMEMI_PROXY_WORDS; i++) {
+        w[i] = __atomic_load_n(&s->word[i], __ATOMIC_ACQUIRE);
+        if ((w[i] & ~GSHMEMI_PROXY_PAYLOAD_MASK) != tag) return 0;
+        w[i] &= GSHMEMI_PROXY_PAYLOAD_MASK;
+    }
+    for (int j = 0; j < GSHMEMI_PROXY_ARGS; j++) out->arg[j] = w[j] >> (8 * j) | w[j + 1] << (56 - 8 * j);
     out->seq = pos + 1;
     return 1;
 }
@@ -425,7 +484,7 @@ static inline size_t gshmemi_fifo_layout(uint32_t size, gshmemi_proxy_fifo_layou
     const size_t line = GSHMEMI_FIFO_LINE;
     gshmemi_proxy_fifo_layout_t l;
     l.slots = 0;
-    l.ret = (size_t)size * sizeof(gshmemi_proxy_req_t);
+    l.ret = (size_t)size * sizeof(gshmemi_proxy_slot_t);
     l.head = l.ret + ((size_t)size * sizeof(gshmemi_proxy_ret_t) + line - 1) / line * line;
     l.done = l.head + line;
     l.error = l.done + line;
@@ -451,8 +510,8 @@ static inline int gshmemi_fifo_host_init(gshmemi_proxy_fifo_t *f, uint32_t size,
     if (!f || !mem || ((uintptr_t)mem & (GSHMEMI_FIFO_LINE - 1)) || !gshmemi_fifo_layout(size, &l))
         return GSHMEMI_FIFO_INVALID;
     char *b = (char *)mem;
-    memset(b, 0, l.bytes); /* seq 0 is no ticket's: every slot starts empty */
-    f->slots = (gshmemi_proxy_req_t *)(void *)(b + l.slots);
+    memset(b, 0, l.bytes); /* a zero word carries no tag: every slot starts empty */
+    f->slots = (gshmemi_proxy_slot_t *)(void *)(b + l.slots);
     f->ret = (gshmemi_proxy_ret_t *)(void *)(b + l.ret);
     f->tail = (uint64_t *)(void *)(b + l.tail);
     f->head_cache = (uint64_t *)(void *)(b + l.head_cache);

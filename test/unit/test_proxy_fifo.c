@@ -466,11 +466,58 @@ static void test_fail(void)
     free(mem);
 }
 
+/* ---- tagged words ------------------------------------------------------------------------------
+ * Every bit of every arg survives the packing into eight 56-bit payloads; a slot is taken only
+ * when all eight words carry its ticket's tag (a word of the lap before, or a torn slot, is not);
+ * the tag differs between consecutive laps and is never 0 (a fresh slot), through its wrap. */
+static void test_tags(void)
+{
+    const uint32_t size = 4;
+    gshmemi_proxy_fifo_t f;
+    void *mem = fifo_new(&f, size, 0);
+    gshmemi_proxy_req_t r;
+    uint64_t a[GSHMEMI_PROXY_ARGS];
+
+    for (int bit = 0; bit < 64 * GSHMEMI_PROXY_ARGS; bit++) { /* one bit set, then all but one */
+        for (int inv = 0; inv < 2; inv++) {
+            for (int j = 0; j < GSHMEMI_PROXY_ARGS; j++) a[j] = inv ? ~0ull : 0;
+            a[bit / 64] ^= 1ull << (bit % 64);
+            uint64_t t = (uint64_t)bit * 2 + (uint64_t)inv; /* a new lap every size tickets */
+            gshmemi_fifo_publish(&f, t, a);
+            CHECK(gshmemi_fifo_take(&f, t, &r) == 1 && r.seq == t + 1, "bit %d: not taken", bit);
+            CHECK(memcmp(r.arg, a, sizeof a) == 0, "bit %d (%s): args changed by the packing", bit, inv ? "cleared" : "set");
+        }
+    }
+    for (uint64_t lap = 0; lap < 600; lap++) {
+        const uint64_t t = lap * size + 1, tag = gshmemi_fifo_tag(&f, t);
+        CHECK(tag >> 63 && (tag & GSHMEMI_PROXY_PAYLOAD_MASK) == 0 && tag == gshmemi_fifo_tag(&f, lap * size + size - 1) &&
+                  (lap == 0 || tag != gshmemi_fifo_tag(&f, t - size)),
+              "lap %llu: tag %#llx", (unsigned long long)lap, (unsigned long long)tag);
+    }
+    /* slot 1 written for ticket 1 + 4k, then torn: each word in turn left from the lap before */
+    for (int k = 0; k < GSHMEMI_PROXY_WORDS; k++) {
+        const uint64_t t = 1 + size * (uint64_t)(k + 200);
+        for (int j = 0; j < GSHMEMI_PROXY_ARGS; j++) a[j] = mix(t * 8 + (uint64_t)j);
+        gshmemi_fifo_publish(&f, t - size, a);
+        const uint64_t old = f.slots[1].word[k];
+        gshmemi_fifo_publish(&f, t, a);
+        CHECK(gshmemi_fifo_take(&f, t - size, &r) == 0, "word %d: the lap before taken from a rewritten slot", k);
+        f.slots[1].word[k] = old;
+        CHECK(gshmemi_fifo_take(&f, t, &r) == 0, "word %d of the lap before: a torn slot taken", k);
+        f.slots[1].word[k] = 0;
+        CHECK(gshmemi_fifo_take(&f, t, &r) == 0, "word %d zero: a torn slot taken", k);
+        gshmemi_fifo_publish(&f, t, a);
+        CHECK(gshmemi_fifo_take(&f, t, &r) == 1 && memcmp(r.arg, a, sizeof a) == 0, "word %d: the whole slot not taken", k);
+    }
+    free(mem);
+    printf("tags: every arg bit through the packing; torn slots and the lap before refused; tags through their wrap\n");
+}
+
 /* ---- layout ------------------------------------------------------------------------------------ */
 static void test_layout(void)
 {
-    CHECK(sizeof(gshmemi_proxy_req_t) == 64 && _Alignof(gshmemi_proxy_req_t) == 64, "request %zu bytes, align %zu",
-          sizeof(gshmemi_proxy_req_t), _Alignof(gshmemi_proxy_req_t));
+    CHECK(sizeof(gshmemi_proxy_slot_t) == 64 && _Alignof(gshmemi_proxy_slot_t) == 64, "slot %zu bytes, align %zu",
+          sizeof(gshmemi_proxy_slot_t), _Alignof(gshmemi_proxy_slot_t));
     CHECK(sizeof(gshmemi_proxy_ret_t) == 16, "result %zu bytes", sizeof(gshmemi_proxy_ret_t));
     CHECK(gshmemi_proxy_req_op(&(gshmemi_proxy_req_t){.arg = {gshmemi_proxy_op_word(GSHMEMI_PROXY_GET, 70000)}}) ==
               GSHMEMI_PROXY_GET && gshmemi_proxy_req_pe(&(gshmemi_proxy_req_t){.arg = {gshmemi_proxy_op_word(5, 70000)}}) ==
@@ -497,7 +544,7 @@ static void test_layout(void)
                       (char *)f.head_cache == (char *)mem + l.head_cache && f.size == size && f.timeout_ns == 0,
                   "host_init pointers, size %u", size);
             CHECK(*f.head == 0 && *f.done == 0 && *f.error == 0 && *f.tail == 0 && *f.head_cache == 0 &&
-                      f.slots[size - 1].seq == 0 && f.ret[size - 1].seq == 0,
+                      f.slots[size - 1].word[GSHMEMI_PROXY_WORDS - 1] == 0 && f.ret[size - 1].seq == 0,
                   "host_init left a word set, size %u", size);
             free(mem);
         }
@@ -525,6 +572,7 @@ int main(int argc, char **argv)
     alarm(120); /* a hang is a failure, not a stuck CI job */
     setvbuf(stdout, NULL, _IOLBF, 0);
     test_layout();
+    test_tags();
     test_ret();
     test_fail();
     test_backpressure();

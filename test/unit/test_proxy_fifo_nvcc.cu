@@ -31,7 +31,7 @@ __global__ void proxy_fifo_producer_kernel(gshmemi_proxy_fifo_t f, uint64_t *out
 
 int main()
 {
-    static_assert(sizeof(gshmemi_proxy_req_t) == 64 && alignof(gshmemi_proxy_req_t) == 64, "request layout");
+    static_assert(sizeof(gshmemi_proxy_slot_t) == 64 && alignof(gshmemi_proxy_slot_t) == 64, "slot layout");
     gshmemi_proxy_fifo_t f;
     size_t bytes = gshmemi_fifo_host_bytes(4);
     void *mem = nullptr;
