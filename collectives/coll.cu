@@ -11,7 +11,6 @@
 
 #define LL_THREADS 256     /* one LL line of a 256-line buffer per thread */
 #define DIRECT_THREADS 512
-#define REMOTE_SLICES 8    /* CTAs of an on-stream collective of a team with remote members, at most */
 #define DIRECT_SLICE_BYTES (16u << 10) /* bytes moved per PE that justify one more CTA */
 
 static_assert(GSHMEMI_LL_SLICE_DATA / 8 == LL_THREADS, "one LL line per thread");
@@ -222,15 +221,18 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
         if (!same_size) slices = most; /* sizes differ per PE */
         threads = DIRECT_THREADS;
     } else { /* a buffer's worth per slice and step */
-        size_t per = a->proto == GSHMEMI_PROTO_LL ? GSHMEMI_LL_SLICE_DATA
-                     : a->proto == GSHMEMI_PROTO_LL128 ? GSHMEMI_LL128_SLICE_DATA : GSHMEMI_SIMPLE_CHUNK;
+        /* A team with remote members runs routed SIMPLE steps, in its own geometry (policy.h):
+         * the proxy sets the pace, which more CTAs do not speed up, and the copy backend's
+         * device-to-device copies run on SMs (measured: they wait while a kernel holds every SM
+         * slot), so this kernel leaves most of them free. */
+        size_t per = t->has_remote                     ? gshmemi_simple_routed_chunk(t)
+                     : a->proto == GSHMEMI_PROTO_LL    ? GSHMEMI_LL_SLICE_DATA
+                     : a->proto == GSHMEMI_PROTO_LL128 ? GSHMEMI_LL128_SLICE_DATA
+                                                       : GSHMEMI_SIMPLE_CHUNK;
         size_t chunks = (blk + per - 1) / per;
-        int most = gshmemi_proto_slices(t, a->proto);
+        int most = t->has_remote ? gshmemi_simple_routed_slices(t) : gshmemi_proto_slices(t, a->proto);
         slices = chunks < (size_t)most ? (int)chunks : most;
-        /* A team with remote members moves its data through the proxy, which more CTAs do not
-         * speed up; and the copy backend's device-to-device copies run on SMs (measured: they
-         * wait while a kernel holds every SM slot), so this kernel leaves most of them free. */
-        if (t->has_remote && slices > REMOTE_SLICES) slices = REMOTE_SLICES;
+        if (slices < 1) slices = 1;
         threads = a->proto == GSHMEMI_PROTO_LL ? LL_THREADS : DIRECT_THREADS;
     }
     if (t->has_remote)

@@ -158,6 +158,22 @@ GSHMEMI_HD_INLINE int gshmemi_direct_most(gshmemi_direct_ctas_t c, size_t moved,
     return same_size && moved >= GSHMEMI_DIRECT_BULK_BYTES ? c.bulk : c.most;
 }
 
+/* The SIMPLE geometry of a team with remote members: its buffers cut into fewer slices of larger
+ * chunks (the same bytes). Every routed step is a request the proxy serves one by one, so the
+ * chunk, not the slice count, sets the rate: 8 slices of 32 KiB moved 2.6 GB/s through the copy
+ * backend on H100s, a few driver calls per 32 KiB. 4 slices of 512 KiB (the world team's) keep
+ * 4 MiB a member in flight. A P2P team keeps GSHMEMI_SIMPLE_CHUNK. */
+#define GSHMEMI_SIMPLE_ROUTED_SLICES 4
+GSHMEMI_HD_INLINE int gshmemi_simple_routed_slices(const gshmemi_team_dev_t *t)
+{
+    return t->simple_slices < GSHMEMI_SIMPLE_ROUTED_SLICES ? t->simple_slices : GSHMEMI_SIMPLE_ROUTED_SLICES;
+}
+GSHMEMI_HD_INLINE size_t gshmemi_simple_routed_chunk(const gshmemi_team_dev_t *t)
+{
+    const int n = gshmemi_simple_routed_slices(t);
+    return n > 0 ? (size_t)t->simple_slices / (size_t)n * GSHMEMI_SIMPLE_CHUNK : GSHMEMI_SIMPLE_CHUNK;
+}
+
 /* Slices a protocol can use on a team (buffers per slice, or pSync barrier words per slice). */
 GSHMEMI_HD_INLINE int gshmemi_proto_slices(const gshmemi_team_dev_t *t, int proto)
 {

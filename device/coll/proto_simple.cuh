@@ -10,12 +10,23 @@
 #ifndef GSHMEM_DEVICE_COLL_PROTO_SIMPLE_CUH
 #define GSHMEM_DEVICE_COLL_PROTO_SIMPLE_CUH
 
+#include "policy.h"       /* the routed geometry */
 #include "proto_direct.cuh" /* gshmemi_reduce_loop */
 
-GSHMEMI_DEV char *gshmemi_simple_slot(const gshmemi_team_dev_t &t, uint64_t step, int slice, int from)
+/* The geometry: slices of the buffer and bytes of a chunk (policy.h: a routed team's are fewer
+ * and larger). */
+template <bool ROUTED> GSHMEMI_DEV int gshmemi_simple_nslices(const gshmemi_team_dev_t &t)
+{
+    return ROUTED ? gshmemi_simple_routed_slices(&t) : t.simple_slices;
+}
+template <bool ROUTED> GSHMEMI_DEV size_t gshmemi_simple_chunk(const gshmemi_team_dev_t &t)
+{
+    return ROUTED ? gshmemi_simple_routed_chunk(&t) : (size_t)GSHMEMI_SIMPLE_CHUNK;
+}
+template <bool ROUTED> GSHMEMI_DEV char *gshmemi_simple_slot(const gshmemi_team_dev_t &t, uint64_t step, int slice, int from)
 {
     size_t slot = (size_t)((step - 1) % GSHMEMI_SIMPLE_SLOTS);
-    return t.simple + (((slot * t.simple_slices + slice) * t.size + from) * GSHMEMI_SIMPLE_CHUNK);
+    return t.simple + (((slot * gshmemi_simple_nslices<ROUTED>(t) + slice) * t.size + from) * gshmemi_simple_chunk<ROUTED>(t));
 }
 
 /* Writes `step` into this PE's word of `words` ([slice][member], symmetric) on every other
@@ -64,7 +75,7 @@ template <bool ROUTED> struct gshmemi_simple {
         gshmemi_scope_sync(scope);
         for (int i = 1; i < n; i++) {
             int to = (me + i) % n;
-            char *slot = gshmemi_simple_slot(t, step, slice, me), *d = (char *)gshmemi_peer_ptr_raw(slot, gshmemi_team_pe(t, to));
+            char *slot = gshmemi_simple_slot<ROUTED>(t, step, slice, me), *d = (char *)gshmemi_peer_ptr_raw(slot, gshmemi_team_pe(t, to));
             if (!ROUTED || d) gshmemi_copy(d, chunk_for(to), len, tid, nt);
             else if (tid == (unsigned)i % nt) /* one request carries the chunk and, after it, the flag */
                 gshmemi_proxy_put_signal(slot, chunk_for(to), len, t.simple_flags + (size_t)slice * n + me, step, SHMEM_SIGNAL_SET,
@@ -94,7 +105,7 @@ template <bool ROUTED> struct gshmemi_simple {
         gshmemi_simple_tell<ROUTED>(t, t.simple_credit, slice, step, false, tid, nt);
     }
     GSHMEMI_DEVM word own(const unit &, const char *p) const { return p; }
-    GSHMEMI_DEVM word from(const unit &, int i) const { return gshmemi_simple_slot(t, step, slice, i); }
+    GSHMEMI_DEVM word from(const unit &, int i) const { return gshmemi_simple_slot<ROUTED>(t, step, slice, i); }
     GSHMEMI_DEVM void out(const unit &, char *p, word w) const { gshmemi_copy(p, w, len, tid, nt); }
     template <int OP, typename T, typename Get> GSHMEMI_DEVM void reduce(const unit &, int n, Get get, char *p) const
     {
@@ -109,18 +120,20 @@ template <bool ROUTED> struct gshmemi_simple {
     }
 };
 
-/* Every chunk of this slice ([slice + j * nslices] * CHUNK), sends one step ahead of receives. */
+/* Every chunk of this slice ([slice + j * nslices] * chunk), sends one step ahead of receives.
+ * nslices is at most gshmemi_simple_nslices<ROUTED>. */
 template <bool ROUTED, typename Algo>
 GSHMEMI_DEV void gshmemi_simple_slice(const gshmemi_team_dev_t &t, size_t blk, int slice, int nslices, unsigned tid,
                                       unsigned nt, int scope, const Algo &algo)
 {
-    const size_t stride = (size_t)nslices * GSHMEMI_SIMPLE_CHUNK;
-    const size_t first = (size_t)slice * GSHMEMI_SIMPLE_CHUNK;
+    const size_t chunk = gshmemi_simple_chunk<ROUTED>(t);
+    const size_t stride = (size_t)nslices * chunk;
+    const size_t first = (size_t)slice * chunk;
     const uint64_t steps = first < blk ? (blk - first + stride - 1) / stride : 0;
     const uint64_t base = *(volatile uint64_t *)(t.simple_steps + slice);
     auto step = [&](uint64_t s, uint64_t j) { /* step number s carries chunk j */
         const size_t off = first + j * stride;
-        return gshmemi_simple<ROUTED>{t, slice, scope, s, off, blk - off < GSHMEMI_SIMPLE_CHUNK ? blk - off : GSHMEMI_SIMPLE_CHUNK, tid, nt};
+        return gshmemi_simple<ROUTED>{t, slice, scope, s, off, blk - off < chunk ? blk - off : chunk, tid, nt};
     };
     for (uint64_t j = 0; j <= steps; j++) {
         if (j < steps) algo.send(step(base + j + 1, j));

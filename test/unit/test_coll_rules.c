@@ -163,6 +163,27 @@ static void test_remote(void **state)
     assert_null(gshmemi_coll_remote_unsupported(&t, GSHMEMI_COLL_COLLECT));
 }
 
+/* A team with remote members cuts its SIMPLE buffers into fewer, larger chunks: the same bytes,
+ * every slice's chunk inside them, a whole number of the P2P chunks. */
+static void test_routed_geometry(void **state)
+{
+    (void)state;
+    gshmemi_team_dev_t t;
+    memset(&t, 0, sizeof(t));
+    const int slices[] = {1, 2, 4, 8, 64, GSHMEMI_SIMPLE_SLICES};
+    for (size_t i = 0; i < sizeof(slices) / sizeof(slices[0]); i++) {
+        t.simple_slices = slices[i];
+        const int n = gshmemi_simple_routed_slices(&t);
+        const size_t chunk = gshmemi_simple_routed_chunk(&t);
+        assert_true(n >= 1 && n <= GSHMEMI_SIMPLE_ROUTED_SLICES && n <= t.simple_slices);
+        assert_int_equal((size_t)n * chunk, (size_t)t.simple_slices * GSHMEMI_SIMPLE_CHUNK);
+        assert_int_equal(chunk % GSHMEMI_SIMPLE_CHUNK, 0);
+    }
+    t.simple_slices = GSHMEMI_SIMPLE_SLICES; /* the world team's: 512 KiB chunks */
+    assert_int_equal(gshmemi_simple_routed_chunk(&t), (size_t)GSHMEMI_SIMPLE_SLICES / GSHMEMI_SIMPLE_ROUTED_SLICES * GSHMEMI_SIMPLE_CHUNK);
+    assert_true(gshmemi_simple_routed_chunk(&t) >= (512u << 10));
+}
+
 /* A DIRECT reduction is one-shot on 2 PEs up to GSHMEM_COLL_ONESHOT_MAX, two-shot otherwise. */
 static void test_oneshot(void **state)
 {
@@ -255,6 +276,6 @@ int main(void)
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_auto), cmocka_unit_test(test_shapes_and_forcing),
                                        cmocka_unit_test(test_direct_push), cmocka_unit_test(test_group),
                                        cmocka_unit_test(test_reach),
-        cmocka_unit_test(test_remote), cmocka_unit_test(test_oneshot), cmocka_unit_test(test_direct_ctas)};
+        cmocka_unit_test(test_remote), cmocka_unit_test(test_routed_geometry), cmocka_unit_test(test_oneshot), cmocka_unit_test(test_direct_ctas)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
