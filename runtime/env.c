@@ -45,7 +45,7 @@ int gshmemi_parse_size(const char *text, size_t *out)
 static int parse_size(const char *name, const char *text, gshmemi_env_size_t *out)
 {
     if (gshmemi_parse_size(text, out) == GSHMEMI_OK) return GSHMEMI_OK;
-    GSHMEMI_ERROR("env", "GSHMEM_%s=\"%s\" is not a size (expected a number with an optional K, M, G or T suffix)", name, text);
+    GSHMEMI_ERROR("env", "%s=\"%s\" is not a size (expected a number with an optional K, M, G or T suffix)", name, text);
     return GSHMEMI_ERR_INVALID;
 }
 
@@ -58,7 +58,7 @@ static int parse_int(const char *name, const char *text, gshmemi_env_int_t *out)
     v = strtol(text, &end, 10);
     while (isspace((unsigned char)*end)) end++;
     if (errno || end == text || *end != '\0' || v < INT_MIN || v > INT_MAX) {
-        GSHMEMI_ERROR("env", "GSHMEM_%s=\"%s\" is not an integer", name, text);
+        GSHMEMI_ERROR("env", "%s=\"%s\" is not an integer", name, text);
         return GSHMEMI_ERR_INVALID;
     }
     *out = (int)v;
@@ -75,7 +75,7 @@ static int parse_seconds(const char *name, const char *text, gshmemi_env_seconds
     while (isspace((unsigned char)*end)) end++;
     /* inf and nan are refused here; how many seconds a row takes is its limit's business */
     if (errno || end == text || *end != '\0' || !isfinite(v)) {
-        GSHMEMI_ERROR("env", "GSHMEM_%s=\"%s\" is not a number of seconds", name, text);
+        GSHMEMI_ERROR("env", "%s=\"%s\" is not a number of seconds", name, text);
         return GSHMEMI_ERR_INVALID;
     }
     *out = v;
@@ -103,7 +103,7 @@ static int parse_choice(const char *name, const char *text, const char *const *c
     list[0] = '\0';
     for (int i = 0; i < n && used < sizeof(list); i++)
         used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", choices[i]);
-    GSHMEMI_ERROR("env", "GSHMEM_%s=\"%s\" is not one of the accepted values (%s)", name, text, list);
+    GSHMEMI_ERROR("env", "%s=\"%s\" is not one of the accepted values (%s)", name, text, list);
     return GSHMEMI_ERR_INVALID;
 }
 
@@ -315,6 +315,13 @@ static const char *shown(const char *text, char *buf, size_t cap)
     return buf;
 }
 
+/* The NVSHMEM variable a row also answers to, read where its GSHMEM_ variable is unset (what an
+ * NVSHMEM program's users set keeps its meaning here); NULL for the other rows. */
+static const char *nvshmem_alias(const char *name)
+{
+    return strcmp(name, "SYMMETRIC_SIZE") == 0 ? "NVSHMEM_SYMMETRIC_SIZE" : NULL;
+}
+
 int gshmemi_env_load(const char *(*get)(const char *name), gshmemi_env_t *env)
 {
     char bad_names[512], rule[128], seen[128];
@@ -329,16 +336,18 @@ int gshmemi_env_load(const char *(*get)(const char *name), gshmemi_env_t *env)
 #define GSHMEMI_ENV_LOAD(name, type, def, limit, doc)                                                            \
     {                                                                                                            \
         int ok = 1;                                                                                              \
-        text = get("GSHMEM_" #name);                                                                             \
+        const char *var = "GSHMEM_" #name;                                                                       \
+        text = get(var);                                                                                         \
+        if (!text && nvshmem_alias(#name) && (text = get(nvshmem_alias(#name)))) var = nvshmem_alias(#name);     \
         limit_kind = LIMIT_KIND_##type;                                                                          \
         any_text = any_text_##type;                                                                              \
         (void)limit_kind, (void)any_text;                                                                        \
         if (text) {                                                                                              \
             __typeof__(env->name) value;                                                                         \
-            ok = parse_##type(#name, text, &value) == GSHMEMI_OK;                                                \
+            ok = parse_##type(var, text, &value) == GSHMEMI_OK;                                                  \
             if (ok && !(LIMIT_OK(limit))) {                                                                      \
                 LIMIT_RULE(limit);                                                                               \
-                GSHMEMI_ERROR("env", "GSHMEM_%s=\"%s\" is %s: accepted %s", #name, shown(text, seen, sizeof(seen)), \
+                GSHMEMI_ERROR("env", "%s=\"%s\" is %s: accepted %s", var, shown(text, seen, sizeof(seen)),       \
                               limit_kind == KIND_OTHER ? "malformed" : "out of range", rule);                    \
                 ok = 0;                                                                                          \
             }                                                                                                    \
@@ -347,11 +356,11 @@ int gshmemi_env_load(const char *(*get)(const char *name), gshmemi_env_t *env)
         if (!ok) {                                                                                               \
             n_bad++;                                                                                             \
             if (used < sizeof(bad_names))                                                                        \
-                used += (size_t)snprintf(bad_names + used, sizeof(bad_names) - used, "%sGSHMEM_%s",              \
-                                         n_bad > 1 ? ", " : "", #name);                                          \
+                used += (size_t)snprintf(bad_names + used, sizeof(bad_names) - used, "%s%s", n_bad > 1 ? ", " : "", \
+                                         var);                                                                   \
         }                                                                                                        \
         if (!text || !ok) {                                                                                      \
-            int def_ok = parse_##type(#name, def, &env->name) == GSHMEMI_OK;                                     \
+            int def_ok = parse_##type("GSHMEM_" #name, def, &env->name) == GSHMEMI_OK;                           \
             __typeof__(env->name) value = env->name;                                                             \
             (void)value;                                                                                         \
             if (!def_ok || !(LIMIT_OK(limit))) {                                                                 \

@@ -23,7 +23,7 @@ extern "C" {
 #define GSHMEMI_ENV_SECONDS_MAX 1e9
 
 #define GSHMEMI_ENV_TABLE(X)                                                                          \
-    X(SYMMETRIC_SIZE, size, "1G", RANGE(1, GSHMEMI_ENV_SIZE_MAX), "Bytes of symmetric heap per PE; suffixes K, M, G, T (powers of 1024)") \
+    X(SYMMETRIC_SIZE, size, "0", RANGE(0, GSHMEMI_ENV_SIZE_MAX), "Most bytes of symmetric heap per PE (address space is reserved at init, GPU memory mapped as allocations need it); 0: the memory of the job's smallest GPU (1 GiB with IBGDA on a ConnectX, which maps the heap whole); suffixes K, M, G, T (powers of 1024). Where unset, NVSHMEM_SYMMETRIC_SIZE is read") \
     X(BOOTSTRAP, bootstrap, "auto", ANY, "How PEs find each other: pmix | uid | auto (uid when set by gshmemrun, else pmix when launched by PMIx, else one PE)") \
     X(DEBUG, loglevel, "warn", ANY, "Log level: none | warn | info | trace")                              \
     X(BOOTSTRAP_TIMEOUT, seconds, "120", RANGE(GSHMEMI_ENV_SECONDS_MIN, GSHMEMI_ENV_SECONDS_MAX), "Seconds any bootstrap wait on another process may take before it fails") \

@@ -40,9 +40,9 @@ static void *symmetric_alloc(const char *routine, size_t size, size_t align)
     if (size == 0) return NULL;
     rc = gshmemi_alloc_alloc(st->heap.alloc, size, align, &off);
     if (rc == GSHMEMI_ERR_NOMEM) {
-        GSHMEMI_ERROR("heap", "%s: %zu bytes exceed the free symmetric heap (largest free block %zu of %zu bytes free; GSHMEM_SYMMETRIC_SIZE=%zu)",
+        GSHMEMI_ERROR("heap", "%s: %zu bytes exceed the free symmetric heap (largest free block %zu of %zu bytes free of %zu; GSHMEM_SYMMETRIC_SIZE sets the heap's size)",
                       routine, size, gshmemi_alloc_largest_free(st->heap.alloc), gshmemi_alloc_bytes_free(st->heap.alloc),
-                      gshmemi_env.SYMMETRIC_SIZE);
+                      st->heap.region);
         return NULL;
     }
     if (rc != GSHMEMI_OK) {

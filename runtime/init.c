@@ -186,6 +186,11 @@ static int exchange_peers(void)
     GSHMEMI_CHECK(select_device(st->phys_local));
     me->local_index = st->phys_local;
     GSHMEMI_CUCHECK(cuDeviceGetUuid(&me->uuid, st->cudev));
+    {
+        size_t free_b = 0, total_b = 0;
+        GSHMEMI_CUDACHECK(cudaMemGetInfo(&free_b, &total_b));
+        me->gpu_mem = total_b;
+    }
     return st->bs->allgather(st->bs, st->peers, sizeof(*st->peers));
 }
 
@@ -240,6 +245,32 @@ static int pick_transports(void)
     free(rp);
     free(access_why);
     return rc;
+}
+
+/* The most bytes of symmetric heap a PE may have: GSHMEM_SYMMETRIC_SIZE (or NVSHMEM's) when set,
+ * else the memory of the smallest GPU of the job, so that what runs under NVSHMEM's defaults (a
+ * heap that grows up to the GPU's memory) runs here. Only address space is reserved at init;
+ * memory is mapped as shmem_malloc needs it (GSHMEM_HEAP_GROWTH). IBGDA on a ConnectX maps the
+ * whole heap at the first allocation, so there the unset size is 1 GiB. The same on every PE. */
+#define HEAP_SIZE_IBGDA_HW (1ull << 30)
+static size_t heap_size(void)
+{
+    const gshmemi_state_t *st = &gshmemi_state;
+    if (gshmemi_env.SYMMETRIC_SIZE) return gshmemi_env.SYMMETRIC_SIZE;
+    if (st->tctx.job_uses_ibgda_hw) {
+        if (st->my_pe == 0)
+            GSHMEMI_INFO("heap", "symmetric heap: %llu bytes a PE (IBGDA on a ConnectX maps the heap whole; GSHMEM_SYMMETRIC_SIZE sets it)",
+                         (unsigned long long)HEAP_SIZE_IBGDA_HW);
+        return HEAP_SIZE_IBGDA_HW;
+    }
+    uint64_t least = st->peers[0].gpu_mem;
+    for (int pe = 1; pe < st->n_pes; pe++)
+        if (st->peers[pe].gpu_mem < least) least = st->peers[pe].gpu_mem;
+    if (least == 0) least = HEAP_SIZE_IBGDA_HW; /* a GPU that reports no memory: never seen; stay usable */
+    if (st->my_pe == 0)
+        GSHMEMI_INFO("heap", "symmetric heap: up to %llu bytes a PE (the smallest GPU's memory; GSHMEM_SYMMETRIC_SIZE sets it)",
+                     (unsigned long long)least);
+    return (size_t)least;
 }
 
 /* Heap growth subscription of one transport: hands it the new chunk. */
@@ -309,7 +340,7 @@ static int setup_heap_and_transports(void)
 
     memset(&cfg, 0, sizeof(cfg));
     cfg.device = st->cudev;
-    cfg.heap_size = gshmemi_env.SYMMETRIC_SIZE;
+    cfg.heap_size = heap_size();
     cfg.growth_min = gshmemi_env.HEAP_GROWTH;
     cfg.local_size = st->phys_size;
     cfg.my_local = st->phys_local;

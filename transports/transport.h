@@ -20,6 +20,7 @@ typedef struct {
     int32_t pid;
     int32_t local_index; /* index among the PEs of its physical machine, in rank order */
     CUuuid uuid;         /* its GPU */
+    uint64_t gpu_mem;    /* bytes of its GPU's memory (the symmetric heap's size where none is set) */
 } gshmemi_peer_info_t;
 
 struct gshmemi_transport;

@@ -138,6 +138,14 @@ static inline int cmp_share_uid(const cmp_opts_t *o, void *uid, size_t len)
     return -1;
 }
 
+/* Microseconds of a monotonic clock (host-side timings). */
+static inline double cmp_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
 /* One row: a JSON object on stdout (run.sh keeps rank 0's). `us` is the time of one operation;
  * GB/s is bytes / us (algbw for the collectives), 0 where nothing moves. */
 static inline void cmp_row(const cmp_opts_t *o, const char *bench, size_t bytes, double us, int iters)

@@ -311,6 +311,25 @@ static void bench_coll(int c, cudaStream_t s)
     nvshmem_free(src);
 }
 
+/* What a program meets first, right after init: the first nvshmem_malloc (1 GiB, so that the heap
+ * must grow) and then the first barrier. One sample each, timed on the host; the rows say "us" of
+ * that one call (bytes 0: nothing is moved). */
+static void bench_first_use(void)
+{
+    const size_t gib = 1ull << 30;
+    double t0 = cmp_now_us();
+    void *p = nvshmem_malloc(gib);
+    double t1 = cmp_now_us();
+    if (!p) FAIL("first_use: nvshmem_malloc of %zu bytes failed", gib);
+    nvshmem_barrier_all();
+    double t2 = cmp_now_us();
+    if (opts.rank == 0) {
+        cmp_row(&opts, "first_malloc_1GiB", 0, t1 - t0, 1);
+        cmp_row(&opts, "first_barrier", 0, t2 - t1, 1);
+    }
+    nvshmem_free(p);
+}
+
 int main(int argc, char **argv)
 {
     nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
@@ -340,6 +359,7 @@ int main(int argc, char **argv)
         nvshmem_global_exit(1);
     }
     CMP_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    if (cmp_selected(&opts, "first_use")) bench_first_use(); /* before anything else touches the heap */
     cmp_spinup();
     nvshmem_barrier_all();
 

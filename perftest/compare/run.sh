@@ -36,7 +36,7 @@ case "$npes" in ''|*[!0-9]*) echo "compare: -n '$npes' is not a number" >&2; exi
 [ "$npes" -ge 2 ] || { echo "compare: -n $npes: the benchmarks need 2 or more PEs" >&2; exit 2; }
 # the jobs: groups of benchmarks that run in one job (--bench: one job each)
 colls="allreduce fcollect alltoall broadcast"
-groups_nvshmem="put_bw,get_bw put_lat,get_lat p_lat amo barrier barrier_on_stream $colls"
+groups_nvshmem="first_use put_bw,get_bw put_lat,get_lat p_lat amo barrier barrier_on_stream $colls"
 groups_nccl=$colls
 for b in ${bench//,/ }; do
     case " ${groups_nvshmem//,/ } " in *" $b "*) ;; *)

@@ -41,7 +41,7 @@ static void test_defaults(void **state)
     gshmemi_env_t env;
     (void)state;
     assert_int_equal(gshmemi_env_load(fake_get, &env), GSHMEMI_OK);
-    assert_int_equal(env.SYMMETRIC_SIZE, 1ull << 30);
+    assert_int_equal(env.SYMMETRIC_SIZE, 0); /* the GPU's memory, chosen at init */
     assert_int_equal(env.BOOTSTRAP, GSHMEMI_BOOTSTRAP_AUTO);
     assert_int_equal(env.DEBUG, GSHMEMI_LOG_WARN);
     assert_int_equal(env.RANK, -1);
@@ -216,8 +216,8 @@ static void test_messages(void **state)
     m = load_error("GSHMEM_BOOTSTRAP_TIMEOUT", "1e-300");
     assert_non_null(strstr(m, "GSHMEM_BOOTSTRAP_TIMEOUT=\"1e-300\" is out of range: accepted 0.001..1e+09 s"));
     free(m);
-    m = load_error("GSHMEM_SYMMETRIC_SIZE", "0");
-    assert_non_null(strstr(m, "GSHMEM_SYMMETRIC_SIZE=\"0\" is out of range: accepted 1..1024T bytes"));
+    m = load_error("GSHMEM_SYMMETRIC_SIZE", "1025T");
+    assert_non_null(strstr(m, "GSHMEM_SYMMETRIC_SIZE=\"1025T\" is out of range: accepted 0..1024T bytes"));
     free(m);
     m = load_error("GSHMEM_NRANKS", "0");
     assert_non_null(strstr(m, "GSHMEM_NRANKS=\"0\" is out of range: accepted -1 (unset) or >= 1"));
@@ -231,7 +231,7 @@ static void test_limits(void **state)
     static const struct {
         const char *name, *low_bad, *low_ok, *high_ok, *high_bad; /* NULL: that end is the type's own */
     } rows[] = {
-        {"GSHMEM_SYMMETRIC_SIZE", "0", "1", "1024T", "1025T"},
+        {"GSHMEM_SYMMETRIC_SIZE", NULL, "0", "1024T", "1025T"},
         {"GSHMEM_HEAP_GROWTH", "0", "1", "1024T", "1048577G"},
         {"GSHMEM_BOOTSTRAP_TIMEOUT", "1e-300", "0.001", "1e9", "1.000001e9"},
         {"GSHMEM_PEER_TIMEOUT", "0.0009", "0.001", "1e9", "2e9"},
@@ -386,7 +386,7 @@ static void test_all_reported(void **state)
 {
     static const char *bad[][2] = {
         {"GSHMEM_MAX_TEAMS", "100"},       {"GSHMEM_BARRIER_RADIX", "1"},       {"GSHMEM_COLL_CTAS", "-1"},
-        {"GSHMEM_SYMMETRIC_SIZE", "0"},    {"GSHMEM_BOOTSTRAP_TIMEOUT", "1e-300"}, {"GSHMEM_DEBUG_CHECKS", "2"},
+        {"GSHMEM_SYMMETRIC_SIZE", "2000T"}, {"GSHMEM_BOOTSTRAP_TIMEOUT", "1e-300"}, {"GSHMEM_DEBUG_CHECKS", "2"},
         {"GSHMEM_COLL_PDL", "7"},          {"GSHMEM_DEVICE", "-3"},             {"GSHMEM_HEAP_GROWTH", "0"},
         {"GSHMEM_COLL_PROTO", "fast"},     {"GSHMEM_DEBUG", "loud"},           {"GSHMEM_IB_DEVICE", "x:999"},
         {"GSHMEM_BOOTSTRAP_ADDR", "nan"},  {"GSHMEM_BOOTSTRAP_IFNAME", "a/b"},  {"GSHMEM_BOOTSTRAP_UID", "abcd"},
@@ -418,7 +418,31 @@ static void test_all_reported(void **state)
     assert_int_equal(env.COLL_LL_MAX, 1 << 20);
     assert_int_equal(env.MAX_TEAMS, 32);
     assert_int_equal(env.COLL_CTAS, 0);
-    assert_int_equal(env.SYMMETRIC_SIZE, 1ull << 30);
+    assert_int_equal(env.SYMMETRIC_SIZE, 0);
+}
+
+/* NVSHMEM_SYMMETRIC_SIZE sets the heap where GSHMEM_SYMMETRIC_SIZE is unset, and a bad value of
+ * it is reported under its own name. */
+static void test_nvshmem_alias(void **state)
+{
+    gshmemi_env_t env;
+    (void)state;
+    fake_n = 0;
+    fake_set("NVSHMEM_SYMMETRIC_SIZE", "4G");
+    assert_int_equal(gshmemi_env_load(fake_get, &env), GSHMEMI_OK);
+    assert_int_equal(env.SYMMETRIC_SIZE, 4ull << 30);
+    fake_set("GSHMEM_SYMMETRIC_SIZE", "256M"); /* gshmem's own wins */
+    assert_int_equal(gshmemi_env_load(fake_get, &env), GSHMEMI_OK);
+    assert_int_equal(env.SYMMETRIC_SIZE, 256ull << 20);
+    fake_n = 0;
+    char *m = load_error("NVSHMEM_SYMMETRIC_SIZE", "plenty");
+    assert_non_null(strstr(m, "NVSHMEM_SYMMETRIC_SIZE=\"plenty\" is not a size"));
+    assert_non_null(strstr(m, "environment variable with a bad value: NVSHMEM_SYMMETRIC_SIZE"));
+    free(m);
+    fake_n = 0;
+    fake_set("NVSHMEM_HEAP_GROWTH", "1"); /* only the rows with an alias answer to NVSHMEM_ */
+    assert_int_equal(gshmemi_env_load(fake_get, &env), GSHMEMI_OK);
+    assert_int_equal(env.HEAP_GROWTH, 32u << 20);
 }
 
 static void test_malformed(void **state)
@@ -453,7 +477,7 @@ static void test_print(void **state)
     fclose(f);
     assert_non_null(strstr(buf, "GSHMEM_SYMMETRIC_SIZE"));
     assert_non_null(strstr(buf, "GSHMEM_BOOTSTRAP_TIMEOUT"));
-    assert_non_null(strstr(buf, "1073741824"));
+    assert_non_null(strstr(buf, "33554432"));             /* GSHMEM_HEAP_GROWTH, 32M */
     assert_non_null(strstr(buf, "accepts 4..64"));          /* GSHMEM_MAX_TEAMS */
     assert_non_null(strstr(buf, "accepts 0.001..1e+09 s")); /* the timeouts */
     assert_non_null(strstr(buf, "accepts auto|pmix|uid"));
@@ -469,6 +493,7 @@ int main(void)
         cmocka_unit_test_setup(test_values, setup),   cmocka_unit_test_setup(test_malformed, setup),
         cmocka_unit_test_setup(test_print, setup),    cmocka_unit_test_setup(test_messages, setup),
         cmocka_unit_test_setup(test_limits, setup),   cmocka_unit_test_setup(test_all_reported, setup),
+        cmocka_unit_test_setup(test_nvshmem_alias, setup),
         cmocka_unit_test_setup(test_text_rows, setup), cmocka_unit_test_setup(test_ib_device_parse, setup),
     };
     gshmemi_log_level = GSHMEMI_LOG_NONE;
