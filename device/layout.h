@@ -14,6 +14,9 @@ typedef struct gshmemi_proxy_fifo {
     struct gshmemi_proxy_ret *ret;   /* [size] pinned: results by ticket % size */
     uint64_t *tail;                  /* next ticket to hand out (producers' atomic counter; device memory on the GPU) */
     uint64_t *head_cache;            /* producers' cached copy of *head (device memory on the GPU) */
+    uint64_t *done_cache;            /* producers' cached copy of *done (device memory on the GPU) */
+    uint64_t *poll_stamp;            /* 1 while a waiting GPU producer reads done over the bus, else 0
+                                      * (device memory): one such read in flight per GPU */
     volatile uint64_t *head;         /* pinned, written by the consumer: tickets < *head are off the FIFO, their slots free */
     volatile uint64_t *done;         /* pinned, written by the consumer: every request with ticket < *done is complete */
     volatile uint64_t *error;        /* pinned: 0, or (ticket of the request that failed) + 1 */

@@ -112,7 +112,8 @@ static __device__ __noinline__ void gshmemi_proxy_quiet(const char *routine)
     if (gshmemi_dstate.ibgda) gshmemi_ibgda_quiet(routine);
     if (f->size == 0) return;
     const uint64_t posted = *(volatile uint64_t *)f->tail; /* tickets handed out so far */
-    if (posted == 0 || *f->done >= posted) return;
+    /* the cache first (device memory), then one read of done itself */
+    if (posted == 0 || gshmemi_fifo_done_cache(f) >= posted || gshmemi_ld_acquire_u64((const void *)f->done) >= posted) return;
     const gshmemi_proxy_tickets_t t =
         gshmemi_proxy_post(GSHMEMI_PROXY_QUIET, gshmemi_dstate.my_pe, 0, 0, 0, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
     gshmemi_proxy_wait(t, gshmemi_dstate.my_pe, routine);

@@ -30,6 +30,14 @@
  * head_cache is their copy of head, so the common case reads no host memory: *head is read over
  * the bus only when the cache says full, and the cache is then raised with an atomic max.
  *
+ * Completion waits of GPU threads read the pinned words (done, error) through one gate:
+ * done_cache in device memory is what they poll, and a thread reads the pinned words only when it
+ * holds poll_stamp, which one waiter of the GPU holds at a time, then raises the cache. Many
+ * threads polling pinned memory slow the GPU's copy engines and the proxy's own driver calls
+ * (on H100, 32 CTAs waiting in quiet held the proxy's copies to a sixth of the link rate); with
+ * the gate a GPU's waiters have one bus read in flight at a time. (A producer waiting
+ * for a free slot reads head itself: the FIFO is rarely full, and that cold path stays small.)
+ *
  * Failure. Every producer wait is bounded by timeout_ns (0: unbounded) and stops at once with
  * GSHMEMI_FIFO_FAILED when the consumer has written *error. reserve reads *error only when it
  * finds the FIFO full (a read of host memory per request would cost a bus round trip): a request
@@ -147,6 +155,28 @@ static __device__ __forceinline__ uint64_t gshmemi_fifo_ld_acquire_gpu(const uin
 }
 #endif
 
+#ifdef __CUDA_ARCH__
+/* 1 when this thread may read the pinned words now: no other waiter of this GPU is reading them
+ * (it won poll_stamp, 0 -> 1). The winner reads, raises the cache, then gives the stamp back
+ * with gshmemi_fifo_poll_done; nothing waits while holding it. */
+static __device__ __forceinline__ int gshmemi_fifo_poll_gate(const gshmemi_proxy_fifo_t *f)
+{
+    return *(volatile uint64_t *)f->poll_stamp == 0 && atomicCAS((unsigned long long *)f->poll_stamp, 0ull, 1ull) == 0ull;
+}
+static __device__ __forceinline__ void gshmemi_fifo_poll_done(const gshmemi_proxy_fifo_t *f)
+{
+    atomicExch((unsigned long long *)f->poll_stamp, 0ull);
+}
+/* Raises a cache (done_cache, head_cache) to v, a value read from its pinned word with an acquire
+ * load: the release fence orders that load before the raise, so a producer that reads the cache
+ * with an acquire load is ordered as if it had read the pinned word. */
+static __device__ __forceinline__ void gshmemi_fifo_raise(uint64_t *cache, uint64_t v)
+{
+    __threadfence();
+    atomicMax((unsigned long long *)cache, (unsigned long long)v);
+}
+#endif
+
 /* ---- bounded waits ---------------------------------------------------------------------------- */
 typedef struct gshmemi_fifo_waiter {
     uint64_t start; /* ns, 0 until the first miss */
@@ -256,6 +286,15 @@ GSHMEMI_HD_INLINE uint64_t gshmemi_fifo_head_cache(const gshmemi_proxy_fifo_t *f
     return __atomic_load_n(f->head_cache, __ATOMIC_ACQUIRE);
 #endif
 }
+/* The producers' copy of done: the completion waits of GPU producers raise it (the gate above). */
+GSHMEMI_HD_INLINE uint64_t gshmemi_fifo_done_cache(const gshmemi_proxy_fifo_t *f)
+{
+#ifdef __CUDA_ARCH__
+    return gshmemi_fifo_ld_acquire_gpu(f->done_cache);
+#else
+    return __atomic_load_n(f->done_cache, __ATOMIC_ACQUIRE);
+#endif
+}
 /* The same from hc, a value of head_cache read earlier (it only grows, so one that suffices
  * still does): a producer may read it before it takes its tickets, and the two round trips
  * overlap. */
@@ -315,12 +354,12 @@ GSHMEMI_HD_INLINE void gshmemi_fifo_publish(const gshmemi_proxy_fifo_t *f, uint6
     gshmemi_proxy_slot_t *s = &f->slots[ticket & (f->size - 1)];
     const uint64_t tag = gshmemi_fifo_tag(f, ticket);
 #ifdef __CUDA_ARCH__
-    uint64_t w[GSHMEMI_PROXY_WORDS];
-#pragma unroll
-    for (int i = 0; i < GSHMEMI_PROXY_WORDS; i++) w[i] = gshmemi_fifo_pack(arg, i, tag);
+    /* two words a store, each pair packed just before it (fewer values live at once) */
 #pragma unroll
     for (int i = 0; i < GSHMEMI_PROXY_WORDS; i += 2)
-        asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(&s->word[i]), "l"(w[i]), "l"(w[i + 1]) : "memory");
+        asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(&s->word[i]), "l"(gshmemi_fifo_pack(arg, i, tag)),
+                     "l"(gshmemi_fifo_pack(arg, i + 1, tag))
+                     : "memory");
 #else
     /* a host producer's earlier writes (a host put's source) come before every word */
     for (int i = 0; i < GSHMEMI_PROXY_WORDS; i++) __atomic_store_n(&s->word[i], gshmemi_fifo_pack(arg, i, tag), __ATOMIC_RELEASE);
@@ -353,12 +392,21 @@ GSHMEMI_HD_INLINE int gshmemi_fifo_wait_done(const gshmemi_proxy_fifo_t *f, uint
     gshmemi_fifo_waiter_t w = {0, 0};
     for (;;) {
 #ifdef __CUDA_ARCH__
-        uint64_t d = gshmemi_fifo_ld_acquire_sys(f->done);
+        /* done_cache, or done itself through the gate (see Back-pressure) */
+        uint64_t d = gshmemi_fifo_ld_acquire_gpu(f->done_cache), e = 0;
+        if (d <= ticket && gshmemi_fifo_poll_gate(f)) {
+            d = gshmemi_fifo_ld_acquire_sys(f->done);
+            gshmemi_fifo_raise(f->done_cache, d);
+            if (d <= ticket) e = gshmemi_fifo_load_error(f);
+            gshmemi_fifo_poll_done(f);
+        }
+        if (d > ticket) return GSHMEMI_FIFO_OK;
+        if (e) return GSHMEMI_FIFO_FAILED;
 #else
         uint64_t d = __atomic_load_n(f->done, __ATOMIC_ACQUIRE);
-#endif
         if (d > ticket) return GSHMEMI_FIFO_OK;
         if (gshmemi_fifo_load_error(f)) return GSHMEMI_FIFO_FAILED;
+#endif
         if (gshmemi_fifo_waiter_miss(f, &w)) return GSHMEMI_FIFO_TIMEOUT;
     }
 }
@@ -463,10 +511,11 @@ static inline void gshmemi_fifo_fail(const gshmemi_proxy_fifo_t *f, uint64_t tic
 /* ---- one block holding a whole FIFO (tests, and the proxy's pinned allocation) ---------------- */
 
 /* Byte offsets inside the block. head, done and error each have a line of their own (the
- * consumer writes them while producers poll), apart from the slots; tail and head_cache too
- * (the proxy puts those two in device memory for a GPU's producers and ignores these offsets). */
+ * consumer writes them while producers poll), apart from the slots; tail, head_cache, done_cache
+ * and poll_stamp too (the proxy puts those four in device memory for a GPU's producers and
+ * ignores these offsets). */
 typedef struct gshmemi_proxy_fifo_layout {
-    size_t slots, ret, head, done, error, tail, head_cache;
+    size_t slots, ret, head, done, error, tail, head_cache, done_cache, poll_stamp;
     size_t bytes; /* the whole block, a multiple of 64 */
 } gshmemi_proxy_fifo_layout_t;
 
@@ -490,7 +539,9 @@ static inline size_t gshmemi_fifo_layout(uint32_t size, gshmemi_proxy_fifo_layou
     l.error = l.done + line;
     l.tail = l.error + line;
     l.head_cache = l.tail + line;
-    l.bytes = l.head_cache + line;
+    l.done_cache = l.head_cache + line;
+    l.poll_stamp = l.done_cache + line;
+    l.bytes = l.poll_stamp + line;
     *lay = l;
     return l.bytes;
 }
@@ -515,6 +566,8 @@ static inline int gshmemi_fifo_host_init(gshmemi_proxy_fifo_t *f, uint32_t size,
     f->ret = (gshmemi_proxy_ret_t *)(void *)(b + l.ret);
     f->tail = (uint64_t *)(void *)(b + l.tail);
     f->head_cache = (uint64_t *)(void *)(b + l.head_cache);
+    f->done_cache = (uint64_t *)(void *)(b + l.done_cache);
+    f->poll_stamp = (uint64_t *)(void *)(b + l.poll_stamp);
     f->head = (volatile uint64_t *)(void *)(b + l.head);
     f->done = (volatile uint64_t *)(void *)(b + l.done);
     f->error = (volatile uint64_t *)(void *)(b + l.error);

@@ -527,11 +527,11 @@ static void test_layout(void)
         size_t bytes = gshmemi_fifo_layout(size, &l);
         CHECK(bytes == l.bytes && bytes == gshmemi_fifo_host_bytes(size) && bytes % 64 == 0, "size %u: %zu bytes", size,
               bytes);
-        size_t ctl[5] = {l.head, l.done, l.error, l.tail, l.head_cache};
+        size_t ctl[7] = {l.head, l.done, l.error, l.tail, l.head_cache, l.done_cache, l.poll_stamp};
         size_t slots_end = l.slots + (size_t)size * 64, ret_end = l.ret + (size_t)size * 16;
         CHECK(l.slots % 64 == 0 && l.ret % 64 == 0 && l.ret >= slots_end, "size %u: slots %zu ret %zu", size, l.slots,
               l.ret);
-        for (int i = 0; i < 5; i++) {
+        for (int i = 0; i < 7; i++) {
             CHECK(ctl[i] % 64 == 0 && ctl[i] + 64 <= bytes, "size %u: control word %d at %zu", size, i, ctl[i]);
             CHECK(ctl[i] >= ret_end, "size %u: control word %d at %zu inside the slots or results", size, i, ctl[i]);
             for (int j = 0; j < i; j++)
@@ -541,7 +541,8 @@ static void test_layout(void)
             gshmemi_proxy_fifo_t f;
             void *mem = fifo_new(&f, size, 0);
             CHECK((char *)f.head == (char *)mem + l.head && (char *)f.ret == (char *)mem + l.ret &&
-                      (char *)f.head_cache == (char *)mem + l.head_cache && f.size == size && f.timeout_ns == 0,
+                      (char *)f.head_cache == (char *)mem + l.head_cache && (char *)f.done_cache == (char *)mem + l.done_cache &&
+                      (char *)f.poll_stamp == (char *)mem + l.poll_stamp && f.size == size && f.timeout_ns == 0,
                   "host_init pointers, size %u", size);
             CHECK(*f.head == 0 && *f.done == 0 && *f.error == 0 && *f.tail == 0 && *f.head_cache == 0 &&
                       f.slots[size - 1].word[GSHMEMI_PROXY_WORDS - 1] == 0 && f.ret[size - 1].seq == 0,
@@ -561,7 +562,7 @@ static void test_layout(void)
     CHECK(gshmemi_fifo_host_init(&f, 8, (char *)mem + 8) == GSHMEMI_FIFO_INVALID, "host_init took an unaligned block");
     CHECK(gshmemi_fifo_host_init(&f, 8, NULL) == GSHMEMI_FIFO_INVALID, "host_init took NULL");
     free(mem);
-    printf("layout: sizes 1..1M: 64-byte requests, slots and results apart from five control lines\n");
+    printf("layout: sizes 1..1M: 64-byte requests, slots and results apart from seven control lines\n");
 }
 
 int main(int argc, char **argv)

@@ -33,7 +33,7 @@ static struct {
     int serves;                       /* some peer is routed here */
     gshmemi_proxy_fifo_t host;        /* the FIFO, host pointers (the consumer's view) */
     void *block;                      /* pinned: slots, results, head, done, error */
-    uint64_t *dmem;                   /* device memory: the producers' tail and head cache */
+    uint64_t *dmem;                   /* device memory: the producers' tail, head and done caches, poll stamp */
     uint64_t *scratch;                /* pinned: [0] a g's value, [1] a fetched old value */
     cudaStream_t quiet_stream;        /* the host quiet's reads of the ticket count (no kernel waits on it) */
     gshmemi_proxy_backend_t *copy, *verbs;
@@ -409,11 +409,11 @@ static int alloc_fifo(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_fifo_t *dev)
         return GSHMEMI_ERR_INVALID;
     }
     GSHMEMI_CUDACHECK(cudaHostAlloc((void **)&px.scratch, 2 * sizeof(uint64_t), cudaHostAllocMapped | cudaHostAllocPortable));
-    GSHMEMI_CUDACHECK(cudaMalloc((void **)&px.dmem, 2 * 64));
-    GSHMEMI_CUDACHECK(cudaMemset(px.dmem, 0, 2 * 64));
+    GSHMEMI_CUDACHECK(cudaMalloc((void **)&px.dmem, 4 * 64));
+    GSHMEMI_CUDACHECK(cudaMemset(px.dmem, 0, 4 * 64));
     GSHMEMI_CUDACHECK(cudaStreamCreateWithFlags(&px.quiet_stream, cudaStreamNonBlocking));
-    /* the device's view: the pinned parts through their device addresses, tail and head cache
-     * in device memory (the producers' atomics stay on the GPU) */
+    /* the device's view: the pinned parts through their device addresses, tail, the caches and
+     * the poll stamp in device memory (the producers' atomics and polls stay on the GPU) */
     *dev = px.host;
 #define DEVPTR(field)                                                                                             \
     GSHMEMI_CUDACHECK(cudaHostGetDevicePointer((void **)&dev->field, (void *)px.host.field, 0))
@@ -425,6 +425,8 @@ static int alloc_fifo(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_fifo_t *dev)
 #undef DEVPTR
     dev->tail = px.dmem;
     dev->head_cache = px.dmem + 8;
+    dev->done_cache = px.dmem + 16;
+    dev->poll_stamp = px.dmem + 24;
     dev->timeout_ns = ctx->wait_timeout_ns;
     return GSHMEMI_OK;
 }
