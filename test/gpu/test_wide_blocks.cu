@@ -1,0 +1,156 @@
+/* Kernels written as users write them, launched at 1024 threads a block (the most a block may
+ * have, which needs at most 64 registers a thread): a loop of putmem_nbi_block then quiet, a loop
+ * of getmem_nbi_block, a loop of int_p, a fetch-add per thread and a put-with-signal per block.
+ * Every launch is checked (a kernel past the register budget fails to launch with "too many
+ * resources requested") and every datum is checked, whichever transport reaches the next PE. */
+#include "gpu_test.cuh"
+
+#define THREADS 1024
+#define CTAS 8
+#define PER_CTA (64 * 1024) /* bytes each CTA moves per call */
+#define ROUNDS 4
+
+__global__ void put_loop(char *dest, const char *src, int peer, int rounds)
+{
+    const size_t off = (size_t)blockIdx.x * PER_CTA;
+    for (int i = 0; i < rounds; i++) shmemx_putmem_nbi_block(dest + off, src + off, PER_CTA, peer);
+    __syncthreads();
+    if (threadIdx.x == 0) shmem_quiet();
+}
+
+__global__ void get_loop(char *dest, const char *src, int peer, int rounds)
+{
+    const size_t off = (size_t)blockIdx.x * PER_CTA;
+    for (int i = 0; i < rounds; i++) shmemx_getmem_nbi_block(dest + off, src + off, PER_CTA, peer);
+    __syncthreads();
+    if (threadIdx.x == 0) shmem_quiet();
+}
+
+__global__ void p_loop(int *dest, int peer, int me)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int k = 0; k < 2; k++) shmem_int_p(&dest[i], me * 1000000 + i + k, peer);
+}
+
+__global__ void fetch_add_all(unsigned long long *ctr, int peer, unsigned long long *old_sum)
+{
+    unsigned long long old = shmem_ulonglong_atomic_fetch_add(ctr, 1ull, peer);
+    atomicAdd(old_sum, old);
+}
+
+__global__ void put_signal_blocks(char *dest, const char *src, uint64_t *sig, int peer)
+{
+    const size_t off = (size_t)blockIdx.x * PER_CTA;
+    shmemx_putmem_signal_nbi_block(dest + off, src + off, PER_CTA, sig, 1, SHMEM_SIGNAL_ADD, peer);
+}
+
+__global__ void wait_signal(uint64_t *sig, uint64_t value) { shmem_uint64_wait_until(sig, SHMEM_CMP_EQ, value); }
+
+__global__ void fill(char *p, size_t n, int seed)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        p[i] = (char)(seed * 31 + (int)(i % 251));
+}
+
+__global__ void count_bad(const char *p, size_t n, int seed, unsigned long long *bad)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        if (p[i] != (char)(seed * 31 + (int)(i % 251))) atomicAdd(bad, 1ull);
+}
+
+static unsigned long long bad_bytes(const char *p, size_t n, int seed, unsigned long long *bad_d)
+{
+    unsigned long long bad = 0;
+    GT_CUDA(cudaMemset(bad_d, 0, sizeof(bad)));
+    count_bad<<<64, 256>>>(p, n, seed, bad_d);
+    GT_CUDA(cudaMemcpy(&bad, bad_d, sizeof(bad), cudaMemcpyDeviceToHost));
+    return bad;
+}
+
+/* A launch at 1024 threads: its error (too many resources) is the point of this test. */
+#define LAUNCH_1024(kernel, ...)                                                                   \
+    do {                                                                                           \
+        kernel<<<CTAS, THREADS>>>(__VA_ARGS__);                                                    \
+        GT_CUDA(cudaGetLastError());                                                               \
+        GT_CUDA(cudaDeviceSynchronize());                                                          \
+    } while (0)
+
+int main(void)
+{
+    gt_skip_without_gpu();
+    shmem_init();
+    const int me = shmem_my_pe(), n = shmem_n_pes(), next = (me + 1) % n, prev = (me + n - 1) % n;
+    const size_t bytes = (size_t)CTAS * PER_CTA;
+    char *src = (char *)shmem_malloc(bytes), *dst = (char *)shmem_malloc(bytes);
+    int *ints = (int *)shmem_malloc(CTAS * THREADS * sizeof(int));
+    unsigned long long *ctr = (unsigned long long *)shmem_calloc(1, sizeof(unsigned long long));
+    uint64_t *sig = (uint64_t *)shmem_calloc(1, sizeof(uint64_t));
+    unsigned long long *bad_d, *sum_d;
+    GT_CHECK(src && dst && ints && ctr && sig, "shmem_malloc failed");
+    GT_CUDA(cudaMalloc((void **)&bad_d, sizeof(*bad_d)));
+    GT_CUDA(cudaMalloc((void **)&sum_d, sizeof(*sum_d)));
+    fill<<<64, 256>>>(src, bytes, me + 1);
+    GT_CUDA(cudaMemset(dst, 0, bytes));
+    GT_CUDA(cudaDeviceSynchronize());
+    shmem_barrier_all();
+
+    /* puts into the next PE */
+    LAUNCH_1024(put_loop, dst, src, next, ROUNDS);
+    shmem_barrier_all();
+    GT_CHECK(bad_bytes(dst, bytes, prev + 1, bad_d) == 0, "putmem_nbi_block at %d threads: wrong bytes from PE %d", THREADS, prev);
+
+    /* gets from the next PE (its src holds seed next + 1) */
+    GT_CUDA(cudaMemset(dst, 0, bytes));
+    GT_CUDA(cudaDeviceSynchronize());
+    shmem_barrier_all();
+    LAUNCH_1024(get_loop, dst, src, next, ROUNDS);
+    GT_CHECK(bad_bytes(dst, bytes, next + 1, bad_d) == 0, "getmem_nbi_block at %d threads: wrong bytes from PE %d", THREADS, next);
+    shmem_barrier_all();
+
+    /* int_p into the next PE, every thread its own element */
+    LAUNCH_1024(p_loop, ints, next, me);
+    shmem_barrier_all();
+    {
+        int *h = (int *)malloc(CTAS * THREADS * sizeof(int));
+        GT_CHECK(h != NULL, "malloc");
+        GT_CUDA(cudaMemcpy(h, ints, CTAS * THREADS * sizeof(int), cudaMemcpyDeviceToHost));
+        for (int i = 0; i < CTAS * THREADS; i++)
+            GT_CHECK(h[i] == prev * 1000000 + i + 1, "int_p at %d threads: element %d is %d, PE %d stored %d", THREADS, i, h[i],
+                     prev, prev * 1000000 + i + 1);
+        free(h);
+    }
+
+    /* every thread of every PE adds 1 to PE 0's counter; the old values are 0..total-1 */
+    GT_CUDA(cudaMemset(sum_d, 0, sizeof(*sum_d)));
+    LAUNCH_1024(fetch_add_all, ctr, 0, sum_d);
+    shmem_barrier_all();
+    const unsigned long long total = (unsigned long long)n * CTAS * THREADS;
+    if (me == 0) {
+        unsigned long long got = 0;
+        GT_CUDA(cudaMemcpy(&got, ctr, sizeof(got), cudaMemcpyDeviceToHost));
+        GT_CHECK(got == total, "fetch_add at %d threads: counter %llu, expected %llu", THREADS, got, total);
+    }
+
+    /* put-with-signal: every CTA's block and one signal add each */
+    GT_CUDA(cudaMemset(dst, 0, bytes));
+    GT_CUDA(cudaDeviceSynchronize());
+    shmem_barrier_all();
+    LAUNCH_1024(put_signal_blocks, dst, src, sig, next);
+    wait_signal<<<1, 1>>>(sig, CTAS); /* the data is there once the signal says every block's is */
+    GT_CUDA(cudaGetLastError());
+    GT_CUDA(cudaDeviceSynchronize());
+    GT_CHECK(bad_bytes(dst, bytes, prev + 1, bad_d) == 0, "putmem_signal_nbi_block at %d threads: wrong bytes from PE %d", THREADS, prev);
+    shmem_barrier_all();
+
+    printf("test_wide_blocks: PE %d of %d: put, get, p, fetch-add and put-with-signal kernels at %d threads a block: PASS\n", me, n,
+           THREADS);
+    GT_CUDA(cudaFree(bad_d));
+    GT_CUDA(cudaFree(sum_d));
+    shmem_free(sig);
+    shmem_free(ctr);
+    shmem_free(ints);
+    shmem_free(dst);
+    shmem_free(src);
+    shmem_finalize();
+    return 0;
+}
