@@ -78,6 +78,15 @@ static __device__ __forceinline__ gshmemi_proxy_tickets_t gshmemi_proxy_post(int
     return {base + g.rank, base + g.n - 1, g.mask};
 }
 
+/* The same out of line (a far call, memops.cuh), for the routines that hold more values of their
+ * own across the post. */
+static __device__ __noinline__ void gshmemi_proxy_post_far(gshmemi_proxy_tickets_t *t, int op, int pe, uint64_t a1, uint64_t a2,
+                                                          uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, const char *routine)
+{
+    *t = gshmemi_proxy_post(op, pe, a1, a2, a3, a4, a5, a6, routine);
+}
+GSHMEMI_FAR_DEFINE(gshmemi_proxy_post_far);
+
 /* Waits until the group's requests (and every earlier one) are complete. */
 static __device__ __forceinline__ void gshmemi_proxy_wait(gshmemi_proxy_tickets_t t, int pe, const char *routine)
 {
@@ -107,7 +116,7 @@ static __device__ __forceinline__ uint64_t gshmemi_proxy_result(gshmemi_proxy_ti
 static __device__ __noinline__ void gshmemi_proxy_quiet(const char *routine)
 {
     const gshmemi_proxy_fifo_t *f = &gshmemi_dstate.proxy;
-    if (gshmemi_dstate.ibgda) gshmemi_ibgda_quiet(routine);
+    if (gshmemi_dstate.ibgda) GSHMEMI_FAR(gshmemi_ibgda_quiet)(routine);
     if (f->size == 0) return;
     const uint64_t posted = *(volatile uint64_t *)f->tail; /* tickets handed out so far */
     if (posted == 0 || *f->done >= posted) return;
@@ -115,6 +124,7 @@ static __device__ __noinline__ void gshmemi_proxy_quiet(const char *routine)
         gshmemi_proxy_post(GSHMEMI_PROXY_QUIET, gshmemi_dstate.my_pe, 0, 0, 0, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
     gshmemi_proxy_wait(t, gshmemi_dstate.my_pe, routine);
 }
+GSHMEMI_FAR_DEFINE(gshmemi_proxy_quiet);
 
 /* Contiguous put or get of n bytes by one thread; blocking: returns when the source may be reused
  * (put) or the data is here (get). */
@@ -122,7 +132,7 @@ static __device__ __noinline__ void gshmemi_proxy_rma(int op, void *dest, const 
                                                      const char *routine)
 {
     if (gshmemi_dstate.ibgda) {
-        gshmemi_ibgda_rma(op == GSHMEMI_PROXY_PUT, dest, src, n, pe, blocking, routine);
+        GSHMEMI_FAR(gshmemi_ibgda_rma)(op == GSHMEMI_PROXY_PUT, dest, src, n, pe, blocking, routine);
         return;
     }
     const unsigned flags = blocking ? GSHMEMI_PROXY_F_WAIT : 0;
@@ -131,34 +141,28 @@ static __device__ __noinline__ void gshmemi_proxy_rma(int op, void *dest, const 
     const gshmemi_proxy_tickets_t t = gshmemi_proxy_post(op, pe, sym, loc, n, flags, 0, 0, routine);
     if (blocking) gshmemi_proxy_wait(t, pe, routine);
 }
-
-/* The same for a group, called by all of it: one thread posts between the group's syncs. */
-static __device__ __noinline__ void gshmemi_proxy_rma_scope(int op, void *dest, const void *src, size_t n, int pe, int blocking,
-                                                           int scope, const char *routine)
-{
-    gshmemi_scope_sync(scope);
-    if (gshmemi_scope_tid(scope) == 0) gshmemi_proxy_rma(op, dest, src, n, pe, blocking, routine);
-    gshmemi_scope_sync(scope);
-}
+GSHMEMI_FAR_DEFINE(gshmemi_proxy_rma);
 
 /* A value of width bytes stored at sym on pe (shmem_TYPE_p). */
 static __device__ __noinline__ void gshmemi_proxy_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
 {
     if (gshmemi_dstate.ibgda) {
-        gshmemi_ibgda_p(sym, bits, width, pe, routine);
+        GSHMEMI_FAR(gshmemi_ibgda_p)(sym, bits, width, pe, routine);
         return;
     }
     (void)gshmemi_proxy_post(GSHMEMI_PROXY_PUT_VALUE, pe, gshmemi_sym_offset(sym), bits, width, 0, 0, 0, routine);
 }
+GSHMEMI_FAR_DEFINE(gshmemi_proxy_p);
 
 /* The width-byte value at sym on pe (shmem_TYPE_g), read through the proxy into a result slot. */
 static __device__ __noinline__ uint64_t gshmemi_proxy_g(const void *sym, size_t width, int pe, const char *routine)
 {
-    if (gshmemi_dstate.ibgda) return gshmemi_ibgda_g(sym, width, pe, routine);
+    if (gshmemi_dstate.ibgda) return GSHMEMI_FAR(gshmemi_ibgda_g)(sym, width, pe, routine);
     const gshmemi_proxy_tickets_t t =
         gshmemi_proxy_post(GSHMEMI_PROXY_GET, pe, gshmemi_sym_offset(sym), 0, width, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
     return gshmemi_proxy_result(t, pe, routine);
 }
+GSHMEMI_FAR_DEFINE(gshmemi_proxy_g);
 
 GSHMEMI_DEV int gshmemi_amo_fetches(int op)
 {
@@ -171,12 +175,13 @@ static __device__ __noinline__ uint64_t gshmemi_proxy_amo(int op, void *sym, uin
                                                           const char *routine)
 {
     const int fetch = gshmemi_amo_fetches(op);
-    if (gshmemi_dstate.ibgda) return gshmemi_ibgda_amo(op, sym, value, cond, width, pe, fetch, routine);
-    const gshmemi_proxy_tickets_t t = gshmemi_proxy_post(GSHMEMI_PROXY_AMO, pe, gshmemi_sym_offset(sym), value, cond,
-                                                         (uint64_t)op | (uint64_t)width << 8, fetch ? GSHMEMI_PROXY_F_WAIT : 0, 0,
-                                                         routine);
+    if (gshmemi_dstate.ibgda) return GSHMEMI_FAR(gshmemi_ibgda_amo)(op, sym, value, cond, width, pe, fetch, routine);
+    gshmemi_proxy_tickets_t t;
+    GSHMEMI_FAR(gshmemi_proxy_post_far)(&t, GSHMEMI_PROXY_AMO, pe, gshmemi_sym_offset(sym), value, cond,
+                                        (uint64_t)op | (uint64_t)width << 8, fetch ? GSHMEMI_PROXY_F_WAIT : 0, 0, routine);
     return fetch ? gshmemi_proxy_result(t, pe, routine) : 0;
 }
+GSHMEMI_FAR_DEFINE(gshmemi_proxy_amo);
 
 /* n bytes to dest on pe, then the signal update (SHMEM_SIGNAL_SET/ADD) of sig on pe, after the
  * data. n may be 0 (a signal alone). */
@@ -184,25 +189,16 @@ static __device__ __noinline__ void gshmemi_proxy_put_signal(void *dest, const v
                                                             int sig_op, int pe, int blocking, const char *routine)
 {
     if (gshmemi_dstate.ibgda) {
-        gshmemi_ibgda_put_signal(dest, src, n, sig, signal, sig_op, pe, blocking, routine);
+        GSHMEMI_FAR(gshmemi_ibgda_put_signal)(dest, src, n, sig, signal, sig_op, pe, blocking, routine);
         return;
     }
-    const gshmemi_proxy_tickets_t t = gshmemi_proxy_post(GSHMEMI_PROXY_PUT_SIGNAL, pe, n ? gshmemi_sym_offset(dest) : 0,
-                                                         (uint64_t)(uintptr_t)src, n, gshmemi_sym_offset(sig), signal,
-                                                         (uint64_t)sig_op | (uint64_t)(blocking ? GSHMEMI_PROXY_F_WAIT : 0) << 8,
-                                                         routine);
+    gshmemi_proxy_tickets_t t;
+    GSHMEMI_FAR(gshmemi_proxy_post_far)(&t, GSHMEMI_PROXY_PUT_SIGNAL, pe, n ? gshmemi_sym_offset(dest) : 0, (uint64_t)(uintptr_t)src,
+                                        n, gshmemi_sym_offset(sig), signal,
+                                        (uint64_t)sig_op | (uint64_t)(blocking ? GSHMEMI_PROXY_F_WAIT : 0) << 8, routine);
     if (blocking) gshmemi_proxy_wait(t, pe, routine);
 }
-
-/* The same for a group, called by all of it: one thread posts between the group's syncs. */
-static __device__ __noinline__ void gshmemi_proxy_put_signal_scope(void *dest, const void *src, size_t n, uint64_t *sig,
-                                                                  uint64_t signal, int sig_op, int pe, int blocking, int scope,
-                                                                  const char *routine)
-{
-    gshmemi_scope_sync(scope);
-    if (gshmemi_scope_tid(scope) == 0) gshmemi_proxy_put_signal(dest, src, n, sig, signal, sig_op, pe, blocking, routine);
-    gshmemi_scope_sync(scope);
-}
+GSHMEMI_FAR_DEFINE(gshmemi_proxy_put_signal);
 
 /* fence, for the remote transports: IBGDA's is a quiet; the proxy is told (its backends may run
  * atomics apart from copies). Its caller, gshmemi_fence, is inlined everywhere. */
@@ -211,5 +207,6 @@ static __device__ __noinline__ void gshmemi_proxy_fence(const char *routine)
     if (gshmemi_dstate.ibgda) gshmemi_ibgda_fence(routine);
     if (gshmemi_dstate.proxy.size) (void)gshmemi_proxy_post(GSHMEMI_PROXY_FENCE, gshmemi_dstate.my_pe, 0, 0, 0, 0, 0, 0, routine);
 }
+GSHMEMI_FAR_DEFINE(gshmemi_proxy_fence);
 
 #endif
