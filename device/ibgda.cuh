@@ -314,27 +314,47 @@ GSHMEMI_FAR_DEFINE(gshmemi_ibgda_wqe_rdma_far);
 /* Contiguous put (RDMA WRITE) or get (RDMA READ) of n bytes by one thread; blocking: returns once
  * the source may be reused (put) or the data is here (get). A lane posts one WQE a turn, while
  * any calling lane has bytes left (a message over 1 GiB takes several). */
+/* An RMA in progress, in memory across the far calls of its turns. */
+typedef struct gshmemi_ibgda_rma_req {
+    const gshmemi_ibgda_qp_t *q;
+    const char *sym;
+    char *loc;
+    size_t n;               /* bytes left */
+    unsigned long long end; /* one past the last BB posted */
+    const char *routine;
+    unsigned active;
+    int is_put, pe;
+} gshmemi_ibgda_rma_req_t;
+
+/* One turn: a WQE of up to GSHMEMI_IBGDA_MAX_MSG bytes from each lane with bytes left, every
+ * calling lane in the reservation and the ring. */
+static __device__ __noinline__ void gshmemi_ibgda_rma_turn_far(gshmemi_ibgda_rma_req_t *r)
+{
+    const size_t n = r->n;
+    const uint32_t len = n > GSHMEMI_IBGDA_MAX_MSG ? GSHMEMI_IBGDA_MAX_MSG : (uint32_t)n;
+    const gshmemi_ibgda_qp_t *qn = len ? r->q : (const gshmemi_ibgda_qp_t *)0;
+    gshmemi_ibgda_grp_t g;
+    GSHMEMI_FAR(gshmemi_ibgda_reserve_far)(&g, r->active, qn, 1, r->pe, r->routine);
+    if (len) GSHMEMI_FAR(gshmemi_ibgda_wqe_rdma_far)(r->q, g.t, r->is_put, r->sym, r->loc, len);
+    GSHMEMI_FAR(gshmemi_ibgda_post_far)(qn, &g, 1, r->pe, r->routine);
+    if (len) r->end = g.end;
+    r->sym += len;
+    r->loc += len;
+    r->n = n - len;
+}
+GSHMEMI_FAR_DEFINE(gshmemi_ibgda_rma_turn_far);
+
 static __device__ __noinline__ void gshmemi_ibgda_rma(int is_put, void *dest, const void *src, size_t n, int pe, int blocking,
                                                      const char *routine)
 {
-    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
-    const unsigned active = __activemask();
-    const char *sym = (const char *)(is_put ? (const void *)dest : src);
-    char *loc = (char *)(is_put ? src : (const void *)dest);
-    unsigned long long end = 0;
-    while (__any_sync(active, n != 0)) {
-        const uint32_t len = n > GSHMEMI_IBGDA_MAX_MSG ? GSHMEMI_IBGDA_MAX_MSG : (uint32_t)n;
-        const gshmemi_ibgda_qp_t *qn = len ? q : (const gshmemi_ibgda_qp_t *)0;
-        gshmemi_ibgda_grp_t g;
-        GSHMEMI_FAR(gshmemi_ibgda_reserve_far)(&g, active, qn, 1, pe, routine);
-        if (len) GSHMEMI_FAR(gshmemi_ibgda_wqe_rdma_far)(q, g.t, is_put, sym, loc, len);
-        GSHMEMI_FAR(gshmemi_ibgda_post_far)(qn, &g, 1, pe, routine);
-        if (len) end = g.end;
-        sym += len;
-        loc += len;
-        n -= len;
-    }
-    if (blocking) GSHMEMI_FAR(gshmemi_ibgda_wait_done_far)(active, q, end, pe, routine);
+    gshmemi_ibgda_rma_req_t r;
+    r.q = gshmemi_ibgda_qp_of(pe, routine);
+    r.active = __activemask();
+    r.sym = (const char *)(is_put ? (const void *)dest : src);
+    r.loc = (char *)(is_put ? src : (const void *)dest);
+    r.n = n, r.end = 0, r.routine = routine, r.is_put = is_put, r.pe = pe;
+    while (__any_sync(r.active, r.n != 0)) GSHMEMI_FAR(gshmemi_ibgda_rma_turn_far)(&r);
+    if (blocking) GSHMEMI_FAR(gshmemi_ibgda_wait_done_far)(r.active, r.q, r.end, pe, routine);
 }
 GSHMEMI_FAR_DEFINE(gshmemi_ibgda_rma);
 
@@ -410,12 +430,24 @@ GSHMEMI_DEV_REPORT void gshmemi_ibgda_unsupported(const char *what, int pe, cons
     __trap();
 }
 
-/* The WQE of an atomic (gshmemi_ibgda_amo) at slot t of q, nbbs BBs, its result in the slot's
- * result word. */
-static __device__ __noinline__ void gshmemi_ibgda_wqe_amo_far(const gshmemi_ibgda_qp_t *q, unsigned long long t, unsigned nbbs, int op,
-                                                             int bit, const void *sym, uint64_t value, uint64_t cond, unsigned size,
-                                                             int pe, const char *routine)
+/* An atomic's operands, in memory for the far calls that build its WQE. */
+typedef struct gshmemi_ibgda_amo_req {
+    const void *sym;
+    uint64_t value, cond;
+    const char *routine;
+    int op, bit, pe;
+    unsigned size, nbbs;
+} gshmemi_ibgda_amo_req_t;
+
+/* The WQE of an atomic (gshmemi_ibgda_amo) at slot t of q, its result in the slot's result word. */
+static __device__ __noinline__ void gshmemi_ibgda_wqe_amo_far(const gshmemi_ibgda_qp_t *q, unsigned long long t,
+                                                             const gshmemi_ibgda_amo_req_t *a)
 {
+    const void *sym = a->sym;
+    const uint64_t value = a->value, cond = a->cond;
+    const int op = a->op, bit = a->bit, pe = a->pe;
+    const unsigned size = a->size, nbbs = a->nbbs;
+    const char *routine = a->routine;
     uint64_t *word = q->result + gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs);
     const uint64_t raddr = q->raddr + gshmemi_ibgda_offset(sym), laddr = (uint64_t)(uintptr_t)word;
     const uint8_t ce = GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE;
@@ -449,6 +481,7 @@ static __device__ __noinline__ uint64_t gshmemi_ibgda_amo(int op, void *sym, uin
                                                           int fetch, const char *routine)
 {
     const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
+    gshmemi_ibgda_amo_req_t a;
     const unsigned size = (unsigned)width;
     int bit = 0;
     switch (op) {
@@ -464,10 +497,11 @@ static __device__ __noinline__ uint64_t gshmemi_ibgda_amo(int op, void *sym, uin
     }
     /* only the 8-byte masked compare-swap takes two BBs */
     const unsigned nbbs = size == 8 && bit && bit != GSHMEMI_MLX5_BIT_XOR ? 2 : 1;
+    a.sym = sym, a.value = value, a.cond = cond, a.routine = routine, a.op = op, a.bit = bit, a.pe = pe, a.size = size, a.nbbs = nbbs;
     gshmemi_ibgda_grp_t g;
     GSHMEMI_FAR(gshmemi_ibgda_reserve_far)(&g, __activemask(), q, nbbs, pe, routine);
     const unsigned long long t = g.t;
-    GSHMEMI_FAR(gshmemi_ibgda_wqe_amo_far)(q, t, nbbs, op, bit, sym, value, cond, size, pe, routine);
+    GSHMEMI_FAR(gshmemi_ibgda_wqe_amo_far)(q, t, &a);
     const uint64_t *word = q->result + gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs);
     GSHMEMI_FAR(gshmemi_ibgda_post_far)(q, &g, nbbs, pe, routine);
     GSHMEMI_FAR(gshmemi_ibgda_wait_done_far)(g.active, q, fetch ? t + nbbs : 0, pe, routine);

@@ -57,13 +57,12 @@ typedef struct gshmemi_proxy_tickets {
     unsigned lanes; /* the group */
 } gshmemi_proxy_tickets_t;
 
-/* Posts one request per calling lane. */
-static __device__ __forceinline__ gshmemi_proxy_tickets_t gshmemi_proxy_post(int op, int pe, uint64_t a1, uint64_t a2, uint64_t a3,
-                                                                         uint64_t a4, uint64_t a5, uint64_t a6,
-                                                                         const char *routine)
+/* Posts one request per calling lane: its words arg (arg[0] = gshmemi_proxy_op_word(op, pe)). */
+static __device__ __forceinline__ gshmemi_proxy_tickets_t gshmemi_proxy_post_words(const uint64_t arg[GSHMEMI_PROXY_ARGS],
+                                                                               const char *routine)
 {
     const gshmemi_proxy_fifo_t *f = &gshmemi_dstate.proxy;
-    const uint64_t arg[GSHMEMI_PROXY_ARGS] = {gshmemi_proxy_op_word(op, pe), a1, a2, a3, a4, a5, a6};
+    const int pe = (int)(uint32_t)(arg[0] >> 32);
     const gshmemi_lanes_t g = gshmemi_lanes_of(__activemask());
     /* read before the tickets are taken: after the shuffle it would wait for the atomic first
      * (proxy p_latency 6.64-6.80 us against 6.39-6.63, H100) */
@@ -77,13 +76,19 @@ static __device__ __forceinline__ gshmemi_proxy_tickets_t gshmemi_proxy_post(int
     gshmemi_fifo_publish(f, base + g.rank, arg);
     return {base + g.rank, base + g.n - 1, g.mask};
 }
-
-/* The same out of line (a far call, memops.cuh), for the routines that hold more values of their
- * own across the post. */
-static __device__ __noinline__ void gshmemi_proxy_post_far(gshmemi_proxy_tickets_t *t, int op, int pe, uint64_t a1, uint64_t a2,
-                                                          uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, const char *routine)
+static __device__ __forceinline__ gshmemi_proxy_tickets_t gshmemi_proxy_post(int op, int pe, uint64_t a1, uint64_t a2, uint64_t a3,
+                                                                         uint64_t a4, uint64_t a5, uint64_t a6,
+                                                                         const char *routine)
 {
-    *t = gshmemi_proxy_post(op, pe, a1, a2, a3, a4, a5, a6, routine);
+    const uint64_t arg[GSHMEMI_PROXY_ARGS] = {gshmemi_proxy_op_word(op, pe), a1, a2, a3, a4, a5, a6};
+    return gshmemi_proxy_post_words(arg, routine);
+}
+
+/* The same out of line (a far call, memops.cuh), the words in memory, for the routines that hold
+ * more values of their own across the post: arguments past a few take registers of the caller. */
+static __device__ __noinline__ void gshmemi_proxy_post_far(gshmemi_proxy_tickets_t *t, const uint64_t *arg, const char *routine)
+{
+    *t = gshmemi_proxy_post_words(arg, routine);
 }
 GSHMEMI_FAR_DEFINE(gshmemi_proxy_post_far);
 
@@ -176,9 +181,10 @@ static __device__ __noinline__ uint64_t gshmemi_proxy_amo(int op, void *sym, uin
 {
     const int fetch = gshmemi_amo_fetches(op);
     if (gshmemi_dstate.ibgda) return GSHMEMI_FAR(gshmemi_ibgda_amo)(op, sym, value, cond, width, pe, fetch, routine);
+    const uint64_t arg[GSHMEMI_PROXY_ARGS] = {gshmemi_proxy_op_word(GSHMEMI_PROXY_AMO, pe), gshmemi_sym_offset(sym), value, cond,
+                                              (uint64_t)op | (uint64_t)width << 8, fetch ? GSHMEMI_PROXY_F_WAIT : 0u, 0};
     gshmemi_proxy_tickets_t t;
-    GSHMEMI_FAR(gshmemi_proxy_post_far)(&t, GSHMEMI_PROXY_AMO, pe, gshmemi_sym_offset(sym), value, cond,
-                                        (uint64_t)op | (uint64_t)width << 8, fetch ? GSHMEMI_PROXY_F_WAIT : 0, 0, routine);
+    GSHMEMI_FAR(gshmemi_proxy_post_far)(&t, arg, routine);
     return fetch ? gshmemi_proxy_result(t, pe, routine) : 0;
 }
 GSHMEMI_FAR_DEFINE(gshmemi_proxy_amo);
@@ -192,10 +198,11 @@ static __device__ __noinline__ void gshmemi_proxy_put_signal(void *dest, const v
         GSHMEMI_FAR(gshmemi_ibgda_put_signal)(dest, src, n, sig, signal, sig_op, pe, blocking, routine);
         return;
     }
+    const uint64_t arg[GSHMEMI_PROXY_ARGS] = {gshmemi_proxy_op_word(GSHMEMI_PROXY_PUT_SIGNAL, pe), n ? gshmemi_sym_offset(dest) : 0,
+                                              (uint64_t)(uintptr_t)src, n, gshmemi_sym_offset(sig), signal,
+                                              (uint64_t)sig_op | (uint64_t)(blocking ? GSHMEMI_PROXY_F_WAIT : 0) << 8};
     gshmemi_proxy_tickets_t t;
-    GSHMEMI_FAR(gshmemi_proxy_post_far)(&t, GSHMEMI_PROXY_PUT_SIGNAL, pe, n ? gshmemi_sym_offset(dest) : 0, (uint64_t)(uintptr_t)src,
-                                        n, gshmemi_sym_offset(sig), signal,
-                                        (uint64_t)sig_op | (uint64_t)(blocking ? GSHMEMI_PROXY_F_WAIT : 0) << 8, routine);
+    GSHMEMI_FAR(gshmemi_proxy_post_far)(&t, arg, routine);
     if (blocking) gshmemi_proxy_wait(t, pe, routine);
 }
 GSHMEMI_FAR_DEFINE(gshmemi_proxy_put_signal);
