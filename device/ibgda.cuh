@@ -15,10 +15,11 @@
  * kept for the poller. The QP records are in gshmemi_dstate.ibgda (device/layout.h), filled by
  * transports/ibgda/ibgda.c.
  *
- * Called only from the remote branches of device/proxy.cuh, inside or as out-of-line functions, so
- * the P2P path's instructions do not change; the loops are inlined into those out-of-line callers
- * because every level of out-of-line calls costs the calling kernel registers. Every wait is
- * bounded by GSHMEM_DEVICE_WAIT_TIMEOUT. */
+ * Called only from the remote branches of device/proxy.cuh, so the P2P path's instructions do not
+ * change. The operations and their steps (reserve, the WQE, post, wait) are far functions
+ * (memops.cuh), each under the module's one register count for them, which they keep at 46 on
+ * sm_90: a step's operands are in memory (a record) where they are more than a few, so that no
+ * caller holds many values across a call. Every wait is bounded by GSHMEM_DEVICE_WAIT_TIMEOUT. */
 #ifndef GSHMEM_DEVICE_IBGDA_CUH
 #define GSHMEM_DEVICE_IBGDA_CUH
 

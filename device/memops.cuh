@@ -20,8 +20,9 @@
  * pointer is compiled to the call ABI instead, under one register count for every function of the
  * module whose address is taken (the most any of them needs); the caller's live values wait in
  * callee-saved registers or on the stack, and a kernel that makes such a call counts the larger
- * of its own registers and that one. So every function reached this way is kept small (device/
- * remote.cuh). GSHMEMI_FAR_DEFINE(fn) after fn's definition; GSHMEMI_FAR(fn)(args) calls it. The
+ * of its own registers and that one. It is still compiled into each kernel that makes a far call
+ * (with every other far function of the module), so every function reached this way is kept small
+ * (device/remote.cuh). GSHMEMI_FAR_DEFINE(fn) after fn's definition; GSHMEMI_FAR(fn)(args) calls it. The
  * pointer is a mutable __device__ variable, so the compiler cannot turn the call into a direct
  * one. */
 #define GSHMEMI_FAR_DEFINE(fn) static __device__ decltype(&fn) gshmemi_far_##fn = fn

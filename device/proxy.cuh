@@ -7,16 +7,15 @@
  * A failure of the proxy (reported on the host with the request, the peer and the cause) makes the
  * waiting call report and trap.
  *
- * Every entry point here is out of line (__noinline__), so a kernel's P2P fast path holds one
- * call to it and none of its loops: with p and g inlined, ptxas reloaded the PE and the peer's
- * base on every turn of the caller's loop, off the uniform datapath (p and g latency over P2P
- * about 10 % worse inlined). The price: a call costs the caller a few
- * registers (ptxas counts a kernel's registers over every function it calls).
+ * Every routine here is a far function (memops.cuh), reached from the entries of device/remote.cuh:
+ * a kernel's P2P fast path holds one call to them and none of their loops (inlined, ptxas reloaded
+ * the PE and the peer's base on every turn of the caller's loop, off the uniform datapath: p and g
+ * latency over P2P about 10 % worse), and their registers are not stacked on the kernel's.
  *
  * Where this PE has IBGDA QPs (device/ibgda.cuh), every remote peer is reached through them
  * (GSHMEM_REMOTE_TRANSPORT picks IBGDA or the proxy for all of a PE's remote peers): each routine
  * here sends its call there first, one test of the constant device state, so every caller of the
- * remote branch reaches it; those calls are out of line. */
+ * remote branch reaches it; those calls are far calls too. */
 #ifndef GSHMEM_DEVICE_PROXY_CUH
 #define GSHMEM_DEVICE_PROXY_CUH
 

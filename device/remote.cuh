@@ -1,17 +1,20 @@
-/* How the inline device API reaches its remote path (device/proxy.cuh, device/ibgda.cuh) and its
- * cold reports: through one indirect call, to an entry compiled once per CUDA module.
+/* How the inline device API reaches its remote path (device/proxy.cuh, device/ibgda.cuh): one far
+ * call (memops.cuh: through a __device__ function pointer) to an entry that takes a request record.
  *
- * Without -rdc, ptxas compiles every function a kernel calls directly (__noinline__ or not) again
- * for that kernel, and counts the callee's registers as the kernel's: every kernel that named a
- * PE carried its own copy of the proxy's and IBGDA's posting code, paid its registers (52-127 on
- * sm_90 for a loop of one call) and its compile time. A call through a function pointer is not
- * cloned: ptxas compiles each function whose address is taken once, under one register budget it
- * chooses for all of them, and a kernel that makes such a call counts max(its own, that budget).
- * So the entries are written lean (their arguments in a record in memory, every entry at most a
- * few live values wide) and the table of their addresses below is the only way in.
+ * Without -rdc, ptxas compiles every function a kernel calls directly with that kernel and stacks
+ * the callee's registers on what the caller keeps live at the call: every kernel that named a PE
+ * paid for the proxy's and IBGDA's posting code, levels of calls included (52-127 registers on
+ * sm_90 for a loop of one call, a 160-288 byte stack frame). A function reached through a pointer
+ * is compiled to the call ABI under one register count for all such functions of the module (the
+ * most any of them needs), and the calling kernel counts the larger of its own and that one. It is
+ * still compiled into every kernel that makes such a call (ptxas does not share code between
+ * kernels without -rdc), every far function of the module in each: the entries and the steps
+ * they call are kept few and small. So every far function here, in proxy.cuh and in ibgda.cuh takes
+ * few arguments (records in memory past a handful: each argument is a register of the caller) and
+ * keeps few values live, and the module's count is theirs, 46 on sm_90 (docs/transports.md).
  *
  * A call site fills the fields of a gshmemi_remote_req_t its entry reads, on its stack, and calls
- * gshmemi_remote_call; the P2P branch beside it does not change. The table is a __device__
+ * gshmemi_remote_call; the P2P branch beside it does not change. The table is a mutable __device__
  * variable, so the compiler cannot fold its loads into direct calls; it is static (one per module,
  * like the device state of state.cuh), filled at compile time. */
 #ifndef GSHMEM_DEVICE_REMOTE_CUH
@@ -123,34 +126,13 @@ GSHMEMI_REMOTE_ENTRY gshmemi_remote_fence_entry(const gshmemi_remote_req_t *r)
 
 #undef GSHMEMI_REMOTE_ENTRY
 
-#ifndef GSHMEMI_REMOTE_DIRECT
 static __device__ gshmemi_remote_fn_t gshmemi_remote_table[GSHMEMI_REMOTE_ENTRIES] = {
-    gshmemi_remote_rma_entry,   gshmemi_remote_p_entry,       gshmemi_remote_g_entry,
-    gshmemi_remote_amo_entry,   gshmemi_remote_put_signal_entry, gshmemi_remote_strided_entry,
-    gshmemi_remote_quiet_entry, gshmemi_remote_fence_entry,
+    gshmemi_remote_rma_entry,        gshmemi_remote_p_entry,       gshmemi_remote_g_entry,
+    gshmemi_remote_amo_entry,        gshmemi_remote_put_signal_entry, gshmemi_remote_strided_entry,
+    gshmemi_remote_quiet_entry,      gshmemi_remote_fence_entry,
 };
-#endif
 
-#ifndef GSHMEMI_REMOTE_DIRECT
 GSHMEMI_DEV uint64_t gshmemi_remote_call(int entry, const gshmemi_remote_req_t *r) { return gshmemi_remote_table[entry](r); }
-#else
-GSHMEMI_DEV uint64_t gshmemi_remote_call(int entry, const gshmemi_remote_req_t *r)
-{
-#ifdef GSHMEMI_NO_REMOTE_MEASURE
-    if (entry != 99) return 0;
-#endif
-    switch (entry) {
-    case GSHMEMI_REMOTE_RMA: return gshmemi_remote_rma_entry(r);
-    case GSHMEMI_REMOTE_P: return gshmemi_remote_p_entry(r);
-    case GSHMEMI_REMOTE_G: return gshmemi_remote_g_entry(r);
-    case GSHMEMI_REMOTE_AMO: return gshmemi_remote_amo_entry(r);
-    case GSHMEMI_REMOTE_PUT_SIGNAL: return gshmemi_remote_put_signal_entry(r);
-    case GSHMEMI_REMOTE_STRIDED: return gshmemi_remote_strided_entry(r);
-    case GSHMEMI_REMOTE_QUIET: return gshmemi_remote_quiet_entry(r);
-    default: return gshmemi_remote_fence_entry(r);
-    }
-}
-#endif
 
 /* ---- the call sites' forms, one per entry, with the arguments the remote functions took ---- */
 GSHMEMI_DEV void gshmemi_remote_rma_scope(int op, void *dest, const void *src, size_t n, int pe, int blocking, int scope,
