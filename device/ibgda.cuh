@@ -399,17 +399,18 @@ static __device__ __noinline__ void gshmemi_ibgda_quiet(const char *routine)
     unsigned bad = n; /* the record whose wait failed, reported after the loop (no call inside one) */
     int why = GSHMEMI_IBGDA_OK;
     for (unsigned i0 = 0; i0 < n && bad == n; i0 += GSHMEMI_IBGDA_QUIET_BATCH) {
-        unsigned long long resv[GSHMEMI_IBGDA_QUIET_BATCH], done[GSHMEMI_IBGDA_QUIET_BATCH];
+        /* what each record's wait is for (0: nothing), kept instead of both counters */
+        unsigned long long need[GSHMEMI_IBGDA_QUIET_BATCH];
 #pragma unroll
         for (int k = 0; k < GSHMEMI_IBGDA_QUIET_BATCH; k++) {
             const volatile unsigned long long *c = i0 + k < n ? recs[i0 + k].ctr : (unsigned long long *)0;
-            resv[k] = c ? c[GSHMEMI_IBGDA_CTR_RESV] : 0;
-            done[k] = c ? c[GSHMEMI_IBGDA_CTR_DONE] : 0;
+            const unsigned long long resv = c ? c[GSHMEMI_IBGDA_CTR_RESV] : 0, done = c ? c[GSHMEMI_IBGDA_CTR_DONE] : 0;
+            need[k] = done < resv ? resv : 0;
         }
 #pragma unroll
         for (int k = 0; k < GSHMEMI_IBGDA_QUIET_BATCH; k++)
-            if (bad == n && __any_sync(active, done[k] < resv[k])) {
-                why = gshmemi_ibgda_wait_done_why(active, &recs[i0 + k], done[k] < resv[k] ? resv[k] : 0);
+            if (bad == n && __any_sync(active, need[k] != 0)) {
+                why = gshmemi_ibgda_wait_done_why(active, &recs[i0 + k], need[k]);
                 if (__any_sync(active, why != GSHMEMI_IBGDA_OK)) bad = i0 + k;
             }
     }
