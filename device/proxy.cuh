@@ -7,10 +7,12 @@
  * A failure of the proxy (reported on the host with the request, the peer and the cause) makes the
  * waiting call report and trap.
  *
- * Every routine here is a far function (memops.cuh), reached from the entries of device/remote.cuh:
- * a kernel's P2P fast path holds one call to them and none of their loops (inlined, ptxas reloaded
- * the PE and the peer's base on every turn of the caller's loop, off the uniform datapath: p and g
- * latency over P2P about 10 % worse), and their registers are not stacked on the kernel's.
+ * Every routine here runs out of line, inside the entries of device/remote.cuh, which a kernel
+ * reaches by one far call (memops.cuh): its P2P fast path holds that call and none of these loops
+ * (inlined, ptxas reloaded the PE and the peer's base on every turn of the caller's loop, off the
+ * uniform datapath: p and g latency over P2P about 10 % worse), and their registers are not
+ * stacked on the kernel's. The entries inline the small ones; RMA and quiet, which the strided
+ * entry calls too, are far functions of their own.
  *
  * Where this PE has IBGDA QPs (device/ibgda.cuh), every remote peer is reached through them
  * (GSHMEM_REMOTE_TRANSPORT picks IBGDA or the proxy for all of a PE's remote peers): each routine
@@ -148,7 +150,7 @@ static __device__ __noinline__ void gshmemi_proxy_rma(int op, void *dest, const 
 GSHMEMI_FAR_DEFINE(gshmemi_proxy_rma);
 
 /* A value of width bytes stored at sym on pe (shmem_TYPE_p). */
-static __device__ __noinline__ void gshmemi_proxy_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
+static __device__ __forceinline__ void gshmemi_proxy_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
 {
     if (gshmemi_dstate.ibgda) {
         GSHMEMI_FAR(gshmemi_ibgda_p)(sym, bits, width, pe, routine);
@@ -156,17 +158,15 @@ static __device__ __noinline__ void gshmemi_proxy_p(void *sym, uint64_t bits, si
     }
     (void)gshmemi_proxy_post(GSHMEMI_PROXY_PUT_VALUE, pe, gshmemi_sym_offset(sym), bits, width, 0, 0, 0, routine);
 }
-GSHMEMI_FAR_DEFINE(gshmemi_proxy_p);
 
 /* The width-byte value at sym on pe (shmem_TYPE_g), read through the proxy into a result slot. */
-static __device__ __noinline__ uint64_t gshmemi_proxy_g(const void *sym, size_t width, int pe, const char *routine)
+static __device__ __forceinline__ uint64_t gshmemi_proxy_g(const void *sym, size_t width, int pe, const char *routine)
 {
     if (gshmemi_dstate.ibgda) return GSHMEMI_FAR(gshmemi_ibgda_g)(sym, width, pe, routine);
     const gshmemi_proxy_tickets_t t =
         gshmemi_proxy_post(GSHMEMI_PROXY_GET, pe, gshmemi_sym_offset(sym), 0, width, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
     return gshmemi_proxy_result(t, pe, routine);
 }
-GSHMEMI_FAR_DEFINE(gshmemi_proxy_g);
 
 GSHMEMI_DEV int gshmemi_amo_fetches(int op)
 {
@@ -175,7 +175,7 @@ GSHMEMI_DEV int gshmemi_amo_fetches(int op)
 }
 
 /* An atomic op on the width-byte word at sym on pe; the old value for a fetching op. */
-static __device__ __noinline__ uint64_t gshmemi_proxy_amo(int op, void *sym, uint64_t value, uint64_t cond, size_t width, int pe,
+static __device__ __forceinline__ uint64_t gshmemi_proxy_amo(int op, void *sym, uint64_t value, uint64_t cond, size_t width, int pe,
                                                           const char *routine)
 {
     const int fetch = gshmemi_amo_fetches(op);
@@ -186,11 +186,10 @@ static __device__ __noinline__ uint64_t gshmemi_proxy_amo(int op, void *sym, uin
     GSHMEMI_FAR(gshmemi_proxy_post_far)(&t, arg, routine);
     return fetch ? gshmemi_proxy_result(t, pe, routine) : 0;
 }
-GSHMEMI_FAR_DEFINE(gshmemi_proxy_amo);
 
 /* n bytes to dest on pe, then the signal update (SHMEM_SIGNAL_SET/ADD) of sig on pe, after the
  * data. n may be 0 (a signal alone). */
-static __device__ __noinline__ void gshmemi_proxy_put_signal(void *dest, const void *src, size_t n, uint64_t *sig, uint64_t signal,
+static __device__ __forceinline__ void gshmemi_proxy_put_signal(void *dest, const void *src, size_t n, uint64_t *sig, uint64_t signal,
                                                             int sig_op, int pe, int blocking, const char *routine)
 {
     if (gshmemi_dstate.ibgda) {
@@ -204,15 +203,13 @@ static __device__ __noinline__ void gshmemi_proxy_put_signal(void *dest, const v
     GSHMEMI_FAR(gshmemi_proxy_post_far)(&t, arg, routine);
     if (blocking) gshmemi_proxy_wait(t, pe, routine);
 }
-GSHMEMI_FAR_DEFINE(gshmemi_proxy_put_signal);
 
 /* fence, for the remote transports: IBGDA's is a quiet; the proxy is told (its backends may run
  * atomics apart from copies). Its caller, gshmemi_fence, is inlined everywhere. */
-static __device__ __noinline__ void gshmemi_proxy_fence(const char *routine)
+static __device__ __forceinline__ void gshmemi_proxy_fence(const char *routine)
 {
     if (gshmemi_dstate.ibgda) gshmemi_ibgda_fence(routine);
     if (gshmemi_dstate.proxy.size) (void)gshmemi_proxy_post(GSHMEMI_PROXY_FENCE, gshmemi_dstate.my_pe, 0, 0, 0, 0, 0, 0, routine);
 }
-GSHMEMI_FAR_DEFINE(gshmemi_proxy_fence);
 
 #endif

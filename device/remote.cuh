@@ -75,18 +75,18 @@ GSHMEMI_REMOTE_ENTRY gshmemi_remote_rma_entry(const gshmemi_remote_req_t *r)
 
 GSHMEMI_REMOTE_ENTRY gshmemi_remote_p_entry(const gshmemi_remote_req_t *r)
 {
-    GSHMEMI_FAR(gshmemi_proxy_p)(r->dest, r->value, r->n, r->pe, r->routine);
+    gshmemi_proxy_p(r->dest, r->value, r->n, r->pe, r->routine);
     return 0;
 }
 
 GSHMEMI_REMOTE_ENTRY gshmemi_remote_g_entry(const gshmemi_remote_req_t *r)
 {
-    return GSHMEMI_FAR(gshmemi_proxy_g)(r->dest, r->n, r->pe, r->routine);
+    return gshmemi_proxy_g(r->dest, r->n, r->pe, r->routine);
 }
 
 GSHMEMI_REMOTE_ENTRY gshmemi_remote_amo_entry(const gshmemi_remote_req_t *r)
 {
-    return GSHMEMI_FAR(gshmemi_proxy_amo)(r->op, r->dest, r->value, r->cond, r->n, r->pe, r->routine);
+    return gshmemi_proxy_amo(r->op, r->dest, r->value, r->cond, r->n, r->pe, r->routine);
 }
 
 GSHMEMI_REMOTE_ENTRY gshmemi_remote_put_signal_entry(const gshmemi_remote_req_t *r)
@@ -94,7 +94,7 @@ GSHMEMI_REMOTE_ENTRY gshmemi_remote_put_signal_entry(const gshmemi_remote_req_t 
     /* one thread posts data and signal as one request, which the proxy executes in order */
     gshmemi_scope_sync(r->scope);
     if (gshmemi_scope_tid(r->scope) == 0)
-        GSHMEMI_FAR(gshmemi_proxy_put_signal)(r->dest, r->src, r->n, r->sig, r->value, r->op, r->pe, r->blocking, r->routine);
+        gshmemi_proxy_put_signal(r->dest, r->src, r->n, r->sig, r->value, r->op, r->pe, r->blocking, r->routine);
     gshmemi_scope_sync(r->scope);
     return 0;
 }
@@ -120,7 +120,7 @@ GSHMEMI_REMOTE_ENTRY gshmemi_remote_quiet_entry(const gshmemi_remote_req_t *r)
 
 GSHMEMI_REMOTE_ENTRY gshmemi_remote_fence_entry(const gshmemi_remote_req_t *r)
 {
-    GSHMEMI_FAR(gshmemi_proxy_fence)(r->routine);
+    gshmemi_proxy_fence(r->routine);
     return 0;
 }
 
