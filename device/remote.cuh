@@ -61,7 +61,7 @@ enum {
     GSHMEMI_REMOTE_ENTRIES
 };
 
-/* ---- the entries (compiled once per module: see above) ---- */
+/* ---- the entries (far functions, each reads routine too) ---- */
 #define GSHMEMI_REMOTE_ENTRY static __device__ __noinline__ uint64_t
 
 GSHMEMI_REMOTE_ENTRY gshmemi_remote_rma_entry(const gshmemi_remote_req_t *r)
