@@ -13,20 +13,6 @@
  * few registers (on sm_90: int_p over IBGDA 40 -> 30; the grid sum reduce, whose waits report
  * through gshmemi_wait_report, 128 -> 96). */
 #define GSHMEMI_DEV_REPORT static __device__ __noinline__ __attribute__((noreturn))
-/* A far call: through a __device__ function pointer, so that the remote path's code does not
- * weigh on the registers of the kernels that call it. ptxas (without -rdc) compiles what a kernel
- * calls directly with that kernel, its registers allocated on top of what the caller keeps live at
- * the call, so every level of direct calls adds to the kernel's count. A callee reached through a
- * pointer is compiled to the call ABI instead, under one register count for every function of the
- * module whose address is taken (the most any of them needs); the caller's live values wait in
- * callee-saved registers or on the stack, and a kernel that makes such a call counts the larger
- * of its own registers and that one. It is still compiled into each kernel that makes a far call
- * (with every other far function of the module), so every function reached this way is kept small
- * (device/remote.cuh). GSHMEMI_FAR_DEFINE(fn) after fn's definition; GSHMEMI_FAR(fn)(args) calls it. The
- * pointer is a mutable __device__ variable, so the compiler cannot turn the call into a direct
- * one. */
-#define GSHMEMI_FAR_DEFINE(fn) static __device__ decltype(&fn) gshmemi_far_##fn = fn
-#define GSHMEMI_FAR(fn) (*gshmemi_far_##fn)
 #ifdef __CUDA_ARCH__
 #define GSHMEMI_HOSTDEV_BRANCH(device_code, host_code) device_code
 #else

@@ -10,21 +10,8 @@
 #include <cuda_runtime.h>
 
 #include "gshmem/types.h" /* brings device/layout.h */
-#include "memops.cuh"
 
 static __constant__ gshmemi_device_state_t gshmemi_dstate;
-
-/* pe's heap as mapped here, NULL when pe is reached remotely. The constant load is made whatever
- * pe is (its index masked into the array), so that the compiler may hoist it, with the test of
- * pe, out of the caller's loop; a load inside the test was redone on every turn (atomic_latency
- * fetch_add 0.331-0.342 us against 0.293-0.304 hoisted, H100, MPS, 6 runs each). The array
- * starts at PE 0: starting it at the lowest P2P PE, one subtraction more, cost the on-stream
- * barrier 4 % (3.10-3.16 us against 2.97-3.04). */
-GSHMEMI_DEV char *gshmemi_peer_base(int pe)
-{
-    char *near = gshmemi_dstate.peer_base_c[pe & (GSHMEMI_CONST_PEERS - 1)];
-    return (unsigned)pe < GSHMEMI_CONST_PEERS ? near : gshmemi_dstate.peer_base[pe];
-}
 
 /* A kernel of this module that is never launched: its handle names the module, whose kernels the
  * runtime may load at once (gshmemi_module_preload). */

@@ -1,9 +1,8 @@
-/* Kernels written as users write them, launched at 1024 threads a block (the most a block may
- * have, which needs at most 64 registers a thread): a loop of int_p and a fetch-add per thread,
- * whose remote paths are far calls (device/remote.cuh). The kernels with a P2P copy loop (putmem
- * and getmem _nbi_block loops, put-with-signal) need more than 64 registers on sm_90 (the
- * user_registers unit test lists them): they run at the most threads a block their registers
- * allow, which this test prints. Every launch is checked and every datum, whichever transport
+/* Kernels written as users write them, launched as wide as a block may be: a loop of int_p and a
+ * fetch-add per thread at 1024 threads (the most a block may have, which needs at most 64
+ * registers a thread), and loops of putmem and getmem _nbi_block and a put-with-signal at the most
+ * threads a block their registers allow (on sm_90 their P2P copy loop and remote branch need more
+ * than 64), which this test prints. Every launch is checked and every datum, whichever transport
  * reaches the next PE. */
 #include "gpu_test.cuh"
 
