@@ -167,7 +167,7 @@ static __device__ __forceinline__ void gshmemi_fifo_poll_done(const gshmemi_prox
 {
     atomicExch((unsigned long long *)f->poll_stamp, 0ull);
 }
-/* Raises a cache (done_cache, head_cache) to v, a value read from its pinned word with an acquire
+/* Raises a cache (done_cache) to v, a value read from its pinned word with an acquire
  * load: the release fence orders that load before the raise, so a producer that reads the cache
  * with an acquire load is ordered as if it had read the pinned word. */
 static __device__ __forceinline__ void gshmemi_fifo_raise(uint64_t *cache, uint64_t v)
@@ -392,7 +392,7 @@ GSHMEMI_HD_INLINE int gshmemi_fifo_wait_done(const gshmemi_proxy_fifo_t *f, uint
     gshmemi_fifo_waiter_t w = {0, 0};
     for (;;) {
 #ifdef __CUDA_ARCH__
-        /* done_cache, or done itself through the gate (see Back-pressure) */
+        /* done_cache, or done itself through the gate (the top of this file) */
         uint64_t d = gshmemi_fifo_ld_acquire_gpu(f->done_cache), e = 0;
         if (d <= ticket && gshmemi_fifo_poll_gate(f)) {
             d = gshmemi_fifo_ld_acquire_sys(f->done);
