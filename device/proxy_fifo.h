@@ -34,9 +34,9 @@
  * done_cache in device memory is what they poll, and a thread reads the pinned words only when it
  * holds poll_stamp, which one waiter of the GPU holds at a time, then raises the cache. Many
  * threads polling pinned memory slow the GPU's copy engines and the proxy's own driver calls
- * (on H100, 32 CTAs waiting in quiet held the proxy's copies to a sixth of the link rate); with
- * the gate a GPU's waiters have one bus read in flight at a time. (A producer waiting
- * for a free slot reads head itself: the FIFO is rarely full, and that cold path stays small.)
+ * (docs/transports.md); with the gate a GPU's waiters have one bus read in flight at a time. (A
+ * producer waiting for a free slot reads head itself: the FIFO is rarely full, and that cold path
+ * stays small.)
  *
  * Failure. Every producer wait is bounded by timeout_ns (0: unbounded) and stops at once with
  * GSHMEMI_FIFO_FAILED when the consumer has written *error. reserve reads *error only when it
@@ -275,24 +275,14 @@ GSHMEMI_FIFO_COLD int gshmemi_fifo_wait_free_slow(const gshmemi_proxy_fifo_t *f,
     }
 }
 
-/* Waits until the n slots of tickets [ticket, ticket + n) are free: ticket + n <= head + size.
- * The second half of gshmemi_fifo_reserve, for a caller that owns those tickets (after a TIMEOUT
- * it may call this again). */
-GSHMEMI_HD_INLINE uint64_t gshmemi_fifo_head_cache(const gshmemi_proxy_fifo_t *f)
+/* A producers' cache word (head_cache, done_cache) with an acquire load: GPU scope on the GPU,
+ * whose producers share it; the completion waits raise done_cache (the gate above). */
+GSHMEMI_HD_INLINE uint64_t gshmemi_fifo_cache(const uint64_t *cache)
 {
 #ifdef __CUDA_ARCH__
-    return gshmemi_fifo_ld_acquire_gpu(f->head_cache);
+    return gshmemi_fifo_ld_acquire_gpu(cache);
 #else
-    return __atomic_load_n(f->head_cache, __ATOMIC_ACQUIRE);
-#endif
-}
-/* The producers' copy of done: the completion waits of GPU producers raise it (the gate above). */
-GSHMEMI_HD_INLINE uint64_t gshmemi_fifo_done_cache(const gshmemi_proxy_fifo_t *f)
-{
-#ifdef __CUDA_ARCH__
-    return gshmemi_fifo_ld_acquire_gpu(f->done_cache);
-#else
-    return __atomic_load_n(f->done_cache, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(cache, __ATOMIC_ACQUIRE);
 #endif
 }
 /* The same from hc, a value of head_cache read earlier (it only grows, so one that suffices
@@ -304,9 +294,12 @@ GSHMEMI_HD_INLINE int gshmemi_fifo_wait_free_from(const gshmemi_proxy_fifo_t *f,
     if (need <= hc + f->size) return GSHMEMI_FIFO_OK;
     return gshmemi_fifo_wait_free_slow(f, need, hc);
 }
+/* Waits until the n slots of tickets [ticket, ticket + n) are free: ticket + n <= head + size.
+ * The second half of gshmemi_fifo_reserve, for a caller that owns those tickets (after a TIMEOUT
+ * it may call this again). */
 GSHMEMI_HD_INLINE int gshmemi_fifo_wait_free(const gshmemi_proxy_fifo_t *f, uint64_t ticket, uint32_t n)
 {
-    return gshmemi_fifo_wait_free_from(f, ticket, n, gshmemi_fifo_head_cache(f));
+    return gshmemi_fifo_wait_free_from(f, ticket, n, gshmemi_fifo_cache(f->head_cache));
 }
 
 /* Takes n consecutive tickets (*ticket = the first) and waits until their n slots are free.
@@ -393,7 +386,7 @@ GSHMEMI_HD_INLINE int gshmemi_fifo_wait_done(const gshmemi_proxy_fifo_t *f, uint
     for (;;) {
 #ifdef __CUDA_ARCH__
         /* done_cache, or done itself through the gate (the top of this file) */
-        uint64_t d = gshmemi_fifo_ld_acquire_gpu(f->done_cache), e = 0;
+        uint64_t d = gshmemi_fifo_cache(f->done_cache), e = 0;
         if (d <= ticket && gshmemi_fifo_poll_gate(f)) {
             d = gshmemi_fifo_ld_acquire_sys(f->done);
             gshmemi_fifo_raise(f->done_cache, d);

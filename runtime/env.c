@@ -336,9 +336,9 @@ int gshmemi_env_load(const char *(*get)(const char *name), gshmemi_env_t *env)
 #define GSHMEMI_ENV_LOAD(name, type, def, limit, doc)                                                            \
     {                                                                                                            \
         int ok = 1;                                                                                              \
-        const char *var = "GSHMEM_" #name;                                                                       \
+        const char *var = "GSHMEM_" #name, *alias = nvshmem_alias(#name);                                        \
         text = get(var);                                                                                         \
-        if (!text && nvshmem_alias(#name) && (text = get(nvshmem_alias(#name)))) var = nvshmem_alias(#name);     \
+        if (!text && alias && (text = get(alias))) var = alias;                                                  \
         limit_kind = LIMIT_KIND_##type;                                                                          \
         any_text = any_text_##type;                                                                              \
         (void)limit_kind, (void)any_text;                                                                        \

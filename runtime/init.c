@@ -252,7 +252,7 @@ static int pick_transports(void)
  * heap that grows up to the GPU's memory) runs here. Only address space is reserved at init;
  * memory is mapped as shmem_malloc needs it (GSHMEM_HEAP_GROWTH). IBGDA on a ConnectX maps the
  * whole heap at the first allocation, so there the unset size is 1 GiB. The same on every PE. */
-#define HEAP_SIZE_IBGDA_HW (1ull << 30)
+#define HEAP_SIZE_BOUNDED (1ull << 30) /* where the GPU's memory cannot be the bound */
 static size_t heap_size(void)
 {
     const gshmemi_state_t *st = &gshmemi_state;
@@ -260,13 +260,13 @@ static size_t heap_size(void)
     if (st->tctx.job_uses_ibgda_hw) {
         if (st->my_pe == 0)
             GSHMEMI_INFO("heap", "symmetric heap: %llu bytes a PE (IBGDA on a ConnectX maps the heap whole; GSHMEM_SYMMETRIC_SIZE sets it)",
-                         (unsigned long long)HEAP_SIZE_IBGDA_HW);
-        return HEAP_SIZE_IBGDA_HW;
+                         (unsigned long long)HEAP_SIZE_BOUNDED);
+        return HEAP_SIZE_BOUNDED;
     }
     uint64_t least = st->peers[0].gpu_mem;
     for (int pe = 1; pe < st->n_pes; pe++)
         if (st->peers[pe].gpu_mem < least) least = st->peers[pe].gpu_mem;
-    if (least == 0) least = HEAP_SIZE_IBGDA_HW; /* a GPU that reports no memory: never seen; stay usable */
+    if (least == 0) least = HEAP_SIZE_BOUNDED; /* a GPU that reports no memory: never seen; stay usable */
     if (st->my_pe == 0)
         GSHMEMI_INFO("heap", "symmetric heap: up to %llu bytes a PE (the smallest GPU's memory; GSHMEM_SYMMETRIC_SIZE sets it)",
                      (unsigned long long)least);

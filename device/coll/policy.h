@@ -159,10 +159,10 @@ GSHMEMI_HD_INLINE int gshmemi_direct_most(gshmemi_direct_ctas_t c, size_t moved,
 }
 
 /* The SIMPLE geometry of a team with remote members: its buffers cut into fewer slices of larger
- * chunks (the same bytes). Every routed step is a request the proxy serves one by one, so the
- * chunk, not the slice count, sets the rate: 8 slices of 32 KiB moved 2.6 GB/s through the copy
- * backend on H100s, a few driver calls per 32 KiB. 4 slices of 512 KiB (the world team's) keep
- * 4 MiB a member in flight. A P2P team keeps GSHMEMI_SIMPLE_CHUNK. */
+ * chunks (the same bytes). Every routed step is a request the proxy serves one by one, a few
+ * driver calls each, so the chunk, not the slice count, sets the rate (docs/performance.md).
+ * 4 slices of 512 KiB (the world team's) keep 4 MiB a member in flight. A P2P team keeps
+ * GSHMEMI_SIMPLE_CHUNK. */
 #define GSHMEMI_SIMPLE_ROUTED_SLICES 4
 GSHMEMI_HD_INLINE int gshmemi_simple_routed_slices(const gshmemi_team_dev_t *t)
 {
