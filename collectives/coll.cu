@@ -26,16 +26,19 @@ static __global__ void __launch_bounds__(DIRECT_THREADS) coll_kernel(gshmemi_tea
 
 /* The kernels of a team with members reached through the proxy (device/coll.cuh: the P2P kernels
  * carry no remote code, so their registers stay what they were): one per element type, the
- * operator an argument (GSHMEMI_OP_NONE: the collective moves data, T = char). */
+ * operator an argument (GSHMEMI_OP_NONE: the collective moves data, T = char). CTA b works slice
+ * b % slices as its part b / slices. */
 template <typename T>
-static __global__ void __launch_bounds__(DIRECT_THREADS) coll_remote_kernel(gshmemi_team_dev_t t, gshmemi_coll_args_t a, int op)
+static __global__ void __launch_bounds__(DIRECT_THREADS)
+    coll_remote_kernel(gshmemi_team_dev_t t, gshmemi_coll_args_t a, int op, int slices)
 {
     gshmemi_pdl_enter();
-    gshmemi_coll_remote_slice<T>(t, a, op, blockIdx.x, gridDim.x, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_BLOCK);
+    gshmemi_coll_remote_slice<T>(t, a, op, (int)blockIdx.x % slices, slices, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_BLOCK,
+                                 (int)blockIdx.x / slices, (int)gridDim.x / slices);
 }
 
 typedef void (*coll_kernel_t)(gshmemi_team_dev_t, gshmemi_coll_args_t);
-typedef void (*coll_remote_kernel_t)(gshmemi_team_dev_t, gshmemi_coll_args_t, int);
+typedef void (*coll_remote_kernel_t)(gshmemi_team_dev_t, gshmemi_coll_args_t, int, int);
 
 /* The kernel of (element kind, operator); NULL for pairs OpenSHMEM does not define (bitwise ops
  * on floating point). */
@@ -175,7 +178,7 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
 {
     const gshmemi_team_dev_t *t = gshmemi_team_member(team, routine);
     size_t dbytes, sbytes, blk = a->nelems * a->es;
-    int slices, threads;
+    int slices, threads, parts = 1;
 
     if (!t) return GSHMEMI_ERR_INVALID;
     if (a->kind == GSHMEMI_COLL_BROADCAST && (a->root < 0 || a->root >= t->size)) {
@@ -222,9 +225,9 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
         threads = DIRECT_THREADS;
     } else { /* a buffer's worth per slice and step */
         /* A team with remote members runs routed SIMPLE steps, in its own geometry (policy.h):
-         * the proxy sets the pace, which more CTAs do not speed up, and the copy backend's
-         * device-to-device copies run on SMs (measured: they wait while a kernel holds every SM
-         * slot), so this kernel leaves most of them free. */
+         * few slices of large chunks, each worked by a few CTAs (gshmemi_routed_parts). The copy
+         * backend's device-to-device copies may run on SMs (they waited while a kernel held every
+         * SM slot), so this kernel leaves most of them free. */
         size_t per = t->has_remote                     ? gshmemi_simple_routed_chunk(t)
                      : a->proto == GSHMEMI_PROTO_LL    ? GSHMEMI_LL_SLICE_DATA
                      : a->proto == GSHMEMI_PROTO_LL128 ? GSHMEMI_LL128_SLICE_DATA
@@ -233,10 +236,12 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
         int most = t->has_remote ? gshmemi_simple_routed_slices(t) : gshmemi_proto_slices(t, a->proto);
         slices = chunks < (size_t)most ? (int)chunks : most;
         if (slices < 1) slices = 1;
+        if (t->has_remote) parts = gshmemi_routed_parts(slices, direct_ctas.most, blk < per ? blk : per);
         threads = a->proto == GSHMEMI_PROTO_LL ? LL_THREADS : DIRECT_THREADS;
     }
     if (t->has_remote)
-        return launch(remote_kernel_of(a->kind, dtype), slices, threads, stream, *t, *a, reduces(a->kind) ? op : (int)GSHMEMI_OP_NONE);
+        return launch(remote_kernel_of(a->kind, dtype), slices * parts, threads, stream, *t, *a,
+                      reduces(a->kind) ? op : (int)GSHMEMI_OP_NONE, slices);
     return launch(k, slices, threads, stream, *t, *a);
 }
 

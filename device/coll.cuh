@@ -55,28 +55,28 @@ GSHMEMI_DEV_REPORT void gshmemi_coll_remote_refused(const gshmemi_team_dev_t &t)
  * the pace here, and each copy is as large as a protocol. */
 template <typename T>
 GSHMEMI_DEV void gshmemi_coll_remote_slice(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int op, int slice,
-                                           int nslices, unsigned tid, unsigned nt, int scope)
+                                           int nslices, unsigned tid, unsigned nt, int scope, int part = 0, int nparts = 1)
 {
     gshmemi_coll_remote_check(t, a.kind);
     /* only the data-moving instantiation (char) holds collect and alltoalls: a reduction's kernel
      * never runs them, and each kernel carries its own copy of this path */
     if constexpr (std::is_same<T, char>::value)
         if (a.kind == GSHMEMI_COLL_COLLECT || a.kind == GSHMEMI_COLL_ALLTOALLS) {
-            if (slice == 0) gshmemi_remote_slice(t, a, tid, nt, scope);
+            if (slice == 0 && part == 0) gshmemi_remote_slice(t, a, tid, nt, scope);
             return;
         }
     gshmemi_simple_slice<true>(t, a.nelems * a.es, slice, nslices, tid, nt, scope,
-                               gshmemi_exchange<GSHMEMI_OP_NONE, T, true>{t, a, op});
+                               gshmemi_exchange<GSHMEMI_OP_NONE, T, true>{t, a, op}, part, nparts);
     /* The proxy copies a routed step's chunk after the step is posted; once the call returns its
      * source may be overwritten (the next on-stream call's input, say). So the requests complete
-     * first: one quiet, by the slice that finishes last, covers every slice's (each proxy quiet
+     * first: one quiet, by the CTA that finishes last, covers every slice's (each proxy quiet
      * waits for all requests posted before it), and the kernel or caller ends only after it.
      * One per slice costs a proxy flush each (twice the time of a 512 KiB reduction). The group
      * has met at the end of gshmemi_simple_slice, so every thread's requests are posted. */
     if (tid == 0) {
         unsigned long long *done = (unsigned long long *)(t.seq + GSHMEMI_SEQ_ROUTED_DONE);
         __threadfence(); /* this slice's requests are posted before it counts as done */
-        if (atomicAdd(done, 1ull) == (unsigned long long)nslices - 1) {
+        if (atomicAdd(done, 1ull) == (unsigned long long)nslices * (unsigned long long)nparts - 1) {
             *(volatile unsigned long long *)done = 0; /* the next call starts after this one ended */
             __threadfence();
             gshmemi_proxy_quiet("collective");

@@ -58,9 +58,13 @@ typedef struct gshmemi_ibgda_qp {
  * a device call) and LL buffers. Sizes are multiples of 128 bytes, so no two teams or slices share
  * a cache line. */
 #define GSHMEMI_COLL_SLICES 128     /* CTAs of one on-stream collective, at most */
-#define GSHMEMI_BARRIER_WORDS 64    /* flags per slice: rounds * (radix - 1) <= this */
-#define GSHMEMI_SEQ_WORDS (2 * GSHMEMI_COLL_SLICES + 1) /* a team's counters: step numbers, syncs, routed slices done */
-#define GSHMEMI_SEQ_ROUTED_DONE (2 * GSHMEMI_COLL_SLICES)  /* slices of a routed SIMPLE call that finished */
+#define GSHMEMI_BARRIER_WORDS 64    /* flags per slice: rounds * (radix - 1) < this */
+#define GSHMEMI_BARRIER_RELAY_WORD (GSHMEMI_BARRIER_WORDS - 1) /* a slice's last: how far a broadcast relay got */
+#define GSHMEMI_SIMPLE_ROUTED_SLICES 16 /* a team with remote members: most slices of its SIMPLE steps */
+#define GSHMEMI_ROUTED_PARTS_MAX 4      /* ... and most CTAs working one slice (device/coll/policy.h) */
+#define GSHMEMI_SEQ_ROUTED_DONE (2 * GSHMEMI_COLL_SLICES)  /* CTAs of a routed SIMPLE call that finished */
+#define GSHMEMI_SEQ_ROUTED_PARTS (GSHMEMI_SEQ_ROUTED_DONE + 1) /* [2][routed slice][part]: last step a part sent, received */
+#define GSHMEMI_SEQ_WORDS (GSHMEMI_SEQ_ROUTED_PARTS + 2 * GSHMEMI_SIMPLE_ROUTED_SLICES * GSHMEMI_ROUTED_PARTS_MAX)
 #define GSHMEMI_LL_SLICE_BYTES 4096 /* LL buffer per (parity, slice, source PE): 256 lines of 16 B */
 #define GSHMEMI_LL_SLICE_DATA (GSHMEMI_LL_SLICE_BYTES / 2)
 #define GSHMEMI_LL_MAX_SLICES 16
@@ -88,14 +92,18 @@ typedef struct gshmemi_team_dev {
     char *ll;            /* symmetric: [2][ll_slices][size][GSHMEMI_LL_SLICE_BYTES] */
     uint64_t *ack;       /* symmetric: [GSHMEMI_COLL_SLICES][size] broadcast acknowledgements */
     int simple_slices;   /* 0: no SIMPLE buffers (only the world team has them) */
-    char *simple;        /* symmetric: [GSHMEMI_SIMPLE_SLOTS][simple_slices][size][GSHMEMI_SIMPLE_CHUNK] */
+    char *simple;        /* symmetric: [GSHMEMI_SIMPLE_SLOTS][simple_slices][size][GSHMEMI_SIMPLE_CHUNK]; a team
+                          * with remote members cuts the same buffer as [..][routed_slices][size][routed_chunk] */
     uint64_t *simple_flags; /* symmetric: [simple_slices][size] last step a member put here */
     uint64_t *simple_credit; /* symmetric: [simple_slices][size] last step a member has consumed */
     uint64_t *simple_steps;  /* this PE's SIMPLE step counters, [simple_slices] (device memory) */
+    int routed_slices;   /* a team with remote members: slices of its SIMPLE steps (<= simple_slices) */
+    size_t routed_chunk; /* ... and the bytes of one step (device/coll/policy.h) */
     int ll128_slices;    /* 0: no LL128 buffers (only the world team has them) */
     char *ll128;         /* symmetric: [2][ll128_slices][size][GSHMEMI_LL128_SLICE_BYTES] */
     uint64_t *seq;       /* this PE's counters, [GSHMEMI_SEQ_WORDS] (device memory): LL/LL128 step
-                          * numbers per slice, syncs done per slice, then a routed call's slices done */
+                          * numbers per slice, syncs done per slice, a routed call's CTAs done, and
+                          * the steps of a routed slice's parts */
 } gshmemi_team_dev_t;
 
 /* One collective call, as the kernels see it. */
@@ -150,7 +158,7 @@ typedef struct gshmemi_device_state {
  * sizeof it was compiled with, and the runtime refuses a module whose pair differs from its own
  * (the state is copied into the module by that size, so a mismatch would be silently misread).
  * GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE is for the test that builds such a module. */
-#define GSHMEMI_DEVICE_STATE_VERSION 6
+#define GSHMEMI_DEVICE_STATE_VERSION 7
 #ifdef GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
 #define GSHMEMI_DEVICE_STATE_MODULE_VERSION GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
 #else

@@ -11,11 +11,13 @@
 
 #include "gshmem.h"
 #include "../collectives/launch.h"
+#include "../device/coll/policy.h"
 #include "state.h"
 
 #define FIRST_USER_TEAM 4
 
-/* Fewest flag words rounds*(k-1) must fit a slice's barrier area; lower the radix until they do. */
+/* Fewest flag words rounds*(k-1) must fit a slice's barrier area (its last word is the broadcast
+ * relay's); lower the radix until they do. */
 static int team_radix(int size)
 {
     int k = gshmemi_env.BARRIER_RADIX; /* 2..32, the env table's limit */
@@ -23,7 +25,7 @@ static int team_radix(int size)
     for (;; k--) {
         int words = 0;
         for (int dist = 1; dist < size; dist *= k) words += (size - 1) / dist < k - 1 ? (size - 1) / dist : k - 1;
-        if (words <= GSHMEMI_BARRIER_WORDS || k == 2) return k;
+        if (words < GSHMEMI_BARRIER_WORDS || k == 2) return k;
     }
 }
 
@@ -97,6 +99,8 @@ static int team_fill(int slot, int world_start, int world_stride, int size)
             h->dev.simple_credit = (uint64_t *)(st->simple_pool + simple_flag_bytes(size));
             h->dev.simple = st->simple_pool + 2 * simple_flag_bytes(size);
             h->dev.simple_steps = st->d_simple_steps;
+            h->dev.routed_slices = GSHMEMI_SIMPLE_ROUTED_SLICES;
+            h->dev.routed_chunk = st->world_routed_chunk;
             GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.simple_flags, 0, 2 * simple_flag_bytes(size), st->stream));
             GSHMEMI_CUDACHECK(cudaMemsetAsync(st->d_simple_steps, 0, GSHMEMI_SIMPLE_SLICES * sizeof(uint64_t), st->stream));
         }
@@ -107,6 +111,8 @@ static int team_fill(int slot, int world_start, int world_stride, int size)
             h->dev.simple_credit = (uint64_t *)(region + simple_flag_bytes(st->n_pes));
             h->dev.simple = region + 2 * simple_flag_bytes(st->n_pes);
             h->dev.simple_steps = st->d_team_simple_steps + (size_t)slot * TEAM_SIMPLE_SLICES;
+            h->dev.routed_slices = TEAM_SIMPLE_SLICES; /* the buffers as the P2P steps cut them */
+            h->dev.routed_chunk = GSHMEMI_SIMPLE_CHUNK;
             GSHMEMI_CUDACHECK(cudaMemsetAsync(region, 0, 2 * simple_flag_bytes(st->n_pes), st->stream));
             GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.simple_steps, 0, TEAM_SIMPLE_SLICES * sizeof(uint64_t), st->stream));
         }
@@ -160,8 +166,15 @@ int gshmemi_teams_init(void)
     /* a protocol's buffers exist where its size rule can pick it or a test forces it */
     /* (a job with remote members runs its collectives by SIMPLE: coll/policy.h) */
     if (gshmemi_env.COLL_SIMPLE_MAX > 0 || gshmemi_env.COLL_PROTO == GSHMEMI_PROTO_SIMPLE || st->job_has_remote) {
-        size_t bytes = 2 * simple_flag_bytes(st->n_pes) +
-                       (size_t)GSHMEMI_SIMPLE_SLOTS * GSHMEMI_SIMPLE_SLICES * st->n_pes * GSHMEMI_SIMPLE_CHUNK;
+        size_t data = (size_t)GSHMEMI_SIMPLE_SLOTS * GSHMEMI_SIMPLE_SLICES * st->n_pes * GSHMEMI_SIMPLE_CHUNK;
+        st->world_routed_chunk = GSHMEMI_SIMPLE_CHUNK; /* within the P2P geometry's bytes */
+        if (st->job_has_remote) { /* the routed steps' larger chunks (device/coll/policy.h) */
+            size_t routed;
+            st->world_routed_chunk = gshmemi_simple_routed_chunk_for(st->n_pes, st->heap.region);
+            routed = (size_t)GSHMEMI_SIMPLE_SLOTS * GSHMEMI_SIMPLE_ROUTED_SLICES * st->n_pes * st->world_routed_chunk;
+            if (routed > data) data = routed;
+        }
+        size_t bytes = 2 * simple_flag_bytes(st->n_pes) + data;
         GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, bytes, 4096, &off));
         st->simple_pool = st->heap.my_base + off;
         GSHMEMI_CUDACHECK(cudaMalloc((void **)&st->d_simple_steps, GSHMEMI_SIMPLE_SLICES * sizeof(uint64_t)));

@@ -1,5 +1,6 @@
 /* The collectives over DIRECT (proto_direct.cuh), one slice each:
- * - broadcast: every member pulls the root's source;
+ * - broadcast: every member pulls the root's source, or, large on 3 or more members, relays it
+ *   (gshmemi_bcast_relay, policy.h);
  * - fcollect, alltoall: pull every member's block, or from GSHMEM_COLL_PUSH_MIN push this PE's
  *   blocks into the members' dests (gshmemi_direct_push, policy.h);
  * - alltoalls, collect: pulls (strided; counts published in the collect word);
@@ -35,6 +36,58 @@ GSHMEMI_DEV void gshmemi_push_reduce(const gshmemi_team_dev_t &t, const gshmemi_
     gshmemi_reduce_loop<OP, T>(
         2, [=](int m) { return m == me ? mine : (const char *)here; }, 2, [=](int k) { return k ? there : here; }, hi - lo,
         tid, nt);
+}
+
+/* A relayed broadcast (gshmemi_bcast_relay): the slice's range is cut into one piece per member
+ * other than the root. Each of them pulls its piece from the root a chunk at a time, says how far
+ * it got in the slice's relay word (a release; the value carries the slice's sync count, so it
+ * only grows from call to call), and pulls the same chunk of every other piece from the member
+ * that brought it in, once that member's word says it is there. The root copies its own. */
+GSHMEMI_DEV void gshmemi_bcast_relay_slice(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, int nslices,
+                                           unsigned tid, unsigned nt, int scope)
+{
+    const int n = t.size, me = t.my_idx, root = a.root;
+    size_t lo, hi, plo, phi;
+    gshmemi_slice_range(a.nelems * a.es, 16, slice, nslices, &lo, &hi);
+    char *dst = (char *)a.dest + lo;
+    if (me == root) {
+        gshmemi_copy(dst, (const char *)a.src + lo, hi - lo, tid, nt);
+        return;
+    }
+    const char *from_root = (const char *)gshmemi_peer_ptr_raw(a.src, gshmemi_team_pe(t, root)) + lo;
+    uint64_t *word = t.barrier + (size_t)slice * GSHMEMI_BARRIER_WORDS + GSHMEMI_BARRIER_RELAY_WORD;
+    /* the entry sync's count, the same on every member */
+    const uint64_t epoch = *(volatile uint64_t *)(t.seq + GSHMEMI_COLL_SLICES + slice) << 24;
+    const int pieces = n - 1, mine = (me - root - 1 + n) % n; /* piece i is member root + 1 + i's */
+    const size_t len = hi - lo, chunk = GSHMEMI_BCAST_RELAY_CHUNK;
+    gshmemi_slice_range(len, 16, 0, pieces, &plo, &phi); /* the first piece is the largest */
+    const size_t steps = (phi - plo + chunk - 1) / chunk;
+    auto part = [&](int piece, size_t k, size_t *b, size_t *e) { /* chunk k of a piece: [*b, *e) */
+        gshmemi_slice_range(len, 16, piece, pieces, &plo, &phi);
+        *b = plo + k * chunk < phi ? plo + k * chunk : phi;
+        *e = *b + chunk < phi ? *b + chunk : phi;
+    };
+    for (size_t k = 0; k < steps; k++) {
+        size_t b, e;
+        part(mine, k, &b, &e);
+        gshmemi_copy(dst + b, from_root + b, e - b, tid, nt);
+        gshmemi_scope_sync(scope);
+        if (tid == 0) gshmemi_st_release_u64(word, epoch | (k + 1));
+        for (int i = 1; i < pieces; i++) {
+            const int piece = (mine + i) % pieces, pe = gshmemi_team_pe(t, (root + 1 + piece) % n);
+            part(piece, k, &b, &e);
+            if (b == e) continue;
+            if (tid == 0) {
+                const uint64_t *w = (const uint64_t *)gshmemi_peer_ptr_raw(word, pe);
+                uint64_t start = 0;
+                uint32_t spins = 0;
+                while (gshmemi_ld_acquire_u64(w) < (epoch | (k + 1)))
+                    if (gshmemi_wait_expired(&start, &spins)) gshmemi_wait_report("broadcast relay", w, pe);
+            }
+            gshmemi_scope_sync(scope);
+            gshmemi_copy(dst + b, (const char *)gshmemi_peer_ptr_raw(a.dest, pe) + lo + b, e - b, tid, nt);
+        }
+    }
 }
 
 /* One slice's data movement. OWN_KERNEL: the on-stream kernel; push: gshmemi_direct_push. */
@@ -74,6 +127,11 @@ GSHMEMI_DEV void gshmemi_direct_body(const gshmemi_team_dev_t &t, const gshmemi_
     }
     switch (a.kind) {
     case GSHMEMI_COLL_BROADCAST:
+        if constexpr (OWN_KERNEL)
+            if (gshmemi_bcast_relay(n, &a, 1)) {
+                gshmemi_bcast_relay_slice(t, a, slice, nslices, tid, nt, scope);
+                break;
+            }
         gshmemi_slice_range(blk, 16, slice, nslices, &lo, &hi);
         gshmemi_copy(dst + lo, (const char *)gshmemi_peer_ptr_raw(src, gshmemi_team_pe(t, a.root)) + lo, hi - lo, tid, nt);
         break;

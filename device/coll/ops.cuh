@@ -80,6 +80,23 @@ template <int OP, typename T, typename W> GSHMEMI_DEV W gshmemi_redop_word(W a, 
     }
 }
 
+/* A word of elements combined by the operator chosen at run time: gshmemi_redop_word's arithmetic,
+ * so the routed path gives the same bits as the P2P one. */
+template <typename T, typename W> GSHMEMI_DEV W gshmemi_redop_word_dyn(int op, W a, W b)
+{
+    if constexpr (std::is_integral<T>::value) {
+        if (op == GSHMEMI_OP_AND) return gshmemi_redop_word<GSHMEMI_OP_AND, T>(a, b);
+        if (op == GSHMEMI_OP_OR) return gshmemi_redop_word<GSHMEMI_OP_OR, T>(a, b);
+        if (op == GSHMEMI_OP_XOR) return gshmemi_redop_word<GSHMEMI_OP_XOR, T>(a, b);
+    }
+    switch (op) {
+    case GSHMEMI_OP_MIN: return gshmemi_redop_word<GSHMEMI_OP_MIN, T>(a, b);
+    case GSHMEMI_OP_MAX: return gshmemi_redop_word<GSHMEMI_OP_MAX, T>(a, b);
+    case GSHMEMI_OP_PROD: return gshmemi_redop_word<GSHMEMI_OP_PROD, T>(a, b);
+    default: return gshmemi_redop_word<GSHMEMI_OP_SUM, T>(a, b);
+    }
+}
+
 /* ---- unaligned 8-byte access (payload lines of LL) ---- */
 GSHMEMI_DEV uint64_t gshmemi_load8(const char *p, unsigned n)
 {

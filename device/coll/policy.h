@@ -115,6 +115,17 @@ GSHMEMI_HD_INLINE int gshmemi_direct_push(const gshmemi_device_state_t *ds, int 
            (d + blk <= s || s + blk <= d);
 }
 
+/* A DIRECT broadcast of at least GSHMEMI_BCAST_RELAY_MIN bytes on 3 or more members, in a kernel
+ * of its own, is relayed (algo_direct.cuh): the root's links carry each byte once, where every
+ * member pulling the root's block carries it once per member. Chunks of GSHMEMI_BCAST_RELAY_CHUNK
+ * bytes keep the relay a step behind the root's. */
+#define GSHMEMI_BCAST_RELAY_MIN ((size_t)512 << 10)
+#define GSHMEMI_BCAST_RELAY_CHUNK ((size_t)64 << 10)
+GSHMEMI_HD_INLINE int gshmemi_bcast_relay(int team_size, const gshmemi_coll_args_t *a, int own_kernel)
+{
+    return own_kernel && a->kind == GSHMEMI_COLL_BROADCAST && team_size >= 3 && a->nelems * a->es >= GSHMEMI_BCAST_RELAY_MIN;
+}
+
 /* A DIRECT reduction of 2 PEs up to GSHMEM_COLL_ONESHOT_MAX is one-shot: each PE reads the
  * other's whole source, which over 2 PEs moves the same bytes per link direction as two-shot,
  * all as reads, and stores nothing remotely. Above, or on more PEs, two-shot. */
@@ -158,20 +169,43 @@ GSHMEMI_HD_INLINE int gshmemi_direct_most(gshmemi_direct_ctas_t c, size_t moved,
     return same_size && moved >= GSHMEMI_DIRECT_BULK_BYTES ? c.bulk : c.most;
 }
 
-/* The SIMPLE geometry of a team with remote members: its buffers cut into fewer slices of larger
- * chunks (the same bytes). Every routed step is a request the proxy serves one by one, a few
- * driver calls each, so the chunk, not the slice count, sets the rate (docs/performance.md).
- * 4 slices of 512 KiB (the world team's) keep 4 MiB a member in flight. A P2P team keeps
- * GSHMEMI_SIMPLE_CHUNK. */
-#define GSHMEMI_SIMPLE_ROUTED_SLICES 4
-GSHMEMI_HD_INLINE int gshmemi_simple_routed_slices(const gshmemi_team_dev_t *t)
+/* The SIMPLE geometry of a team with remote members: fewer slices of larger chunks than a P2P
+ * team's. Every routed step is a request the proxy serves one by one, a few driver calls each, so
+ * the chunk sets the rate; the slices are the CTAs that reduce or copy what arrives. The world
+ * team takes GSHMEMI_SIMPLE_ROUTED_SLICES slices of up to GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX bytes
+ * (its buffers grow to hold them, within an eighth of the heap: gshmemi_simple_routed_chunk_for);
+ * the other teams cut their P2P-sized buffers into fewer slices (runtime/team.c). A P2P team keeps
+ * GSHMEMI_SIMPLE_CHUNK. docs/performance.md gives the measured rates. */
+#define GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX ((size_t)2 << 20) /* GSHMEMI_SIMPLE_ROUTED_SLICES: layout.h */
+GSHMEMI_HD_INLINE int gshmemi_simple_routed_slices(const gshmemi_team_dev_t *t) { return t->routed_slices; }
+GSHMEMI_HD_INLINE size_t gshmemi_simple_routed_chunk(const gshmemi_team_dev_t *t) { return t->routed_chunk; }
+
+/* The world team's routed chunk for `n_pes` PEs and a heap of `heap_bytes` a PE: the largest
+ * power of two from GSHMEMI_SIMPLE_CHUNK to GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX whose buffers
+ * (GSHMEMI_SIMPLE_SLOTS x slices x n_pes chunks) take at most an eighth of the heap. */
+GSHMEMI_HD_INLINE size_t gshmemi_simple_routed_chunk_for(int n_pes, size_t heap_bytes)
 {
-    return t->simple_slices < GSHMEMI_SIMPLE_ROUTED_SLICES ? t->simple_slices : GSHMEMI_SIMPLE_ROUTED_SLICES;
+    size_t chunk = GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX;
+    while (chunk > GSHMEMI_SIMPLE_CHUNK &&
+           (size_t)GSHMEMI_SIMPLE_SLOTS * GSHMEMI_SIMPLE_ROUTED_SLICES * (size_t)n_pes * chunk > heap_bytes / 8)
+        chunk /= 2;
+    return chunk;
 }
-GSHMEMI_HD_INLINE size_t gshmemi_simple_routed_chunk(const gshmemi_team_dev_t *t)
+
+/* CTAs per slice of a routed on-stream call (its parts): each reduces or copies its share of a
+ * step's chunk, and the first also posts the step's requests and flags once every part is done.
+ * One CTA takes tens of microseconds over a 2 MiB chunk, longer than the proxy takes to move it.
+ * A part gets at least GSHMEMI_ROUTED_PART_MIN bytes of a step, and the call takes at most half
+ * of `most` CTAs (gshmemi_direct_ctas_t): parts wait for each other, so all of them must be
+ * resident at once, beside the kernels of the other PEs that share the GPU. */
+#define GSHMEMI_ROUTED_PART_MIN ((size_t)64 << 10)
+GSHMEMI_HD_INLINE int gshmemi_routed_parts(int slices, int most, size_t step_bytes)
 {
-    const int n = gshmemi_simple_routed_slices(t);
-    return n > 0 ? (size_t)t->simple_slices / (size_t)n * GSHMEMI_SIMPLE_CHUNK : GSHMEMI_SIMPLE_CHUNK;
+    size_t by_bytes = step_bytes / GSHMEMI_ROUTED_PART_MIN;
+    int p = slices > 0 ? most / 2 / slices : 1;
+    if (p > GSHMEMI_ROUTED_PARTS_MAX) p = GSHMEMI_ROUTED_PARTS_MAX;
+    if ((size_t)p > by_bytes) p = (int)by_bytes;
+    return p < 1 ? 1 : p;
 }
 
 /* Slices a protocol can use on a team (buffers per slice, or pSync barrier words per slice). */

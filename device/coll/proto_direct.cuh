@@ -25,8 +25,7 @@ GSHMEMI_DEV void gshmemi_slice_range(size_t total, size_t unit, int slice, int n
 }
 
 /* ---- the reduction loop of DIRECT and SIMPLE ---- */
-/* Bytes [from, bytes) of gshmemi_reduce_loop below, one element per thread: its tail, and all of
- * a routed SIMPLE step, whose operator is chosen at run time (gshmemi_redop_dyn). */
+/* Bytes [from, bytes) of gshmemi_reduce_vec below, one element per thread: its tail. */
 template <typename T, typename Combine, typename In, typename Out>
 GSHMEMI_DEV void gshmemi_reduce_elems(Combine combine, int n, In in, int nout, Out outs, size_t from, size_t bytes,
                                       unsigned tid, unsigned nt)
@@ -40,9 +39,12 @@ GSHMEMI_DEV void gshmemi_reduce_elems(Combine combine, int n, In in, int nout, O
 
 /* out[0..bytes) = op over members m of in(m)[0..bytes), combined in member order; `outs(k)` for
  * k < nout names where the result goes (this PE only, or every member for a two-shot push).
- * Vectors of 16 bytes when every pointer allows it. */
-template <int OP, typename T, typename In, typename Out>
-GSHMEMI_DEV void gshmemi_reduce_loop(int n, In in, int nout, Out outs, size_t bytes, unsigned tid, unsigned nt)
+ * Vectors of 16 bytes when every pointer allows it: `word` combines two of them, `elem` two
+ * elements (the tail). gshmemi_reduce_loop below takes the operator at compile time, the routed
+ * path at run time. */
+template <typename T, typename Word, typename Elem, typename In, typename Out>
+GSHMEMI_DEV void gshmemi_reduce_vec(Word word, Elem elem, int n, In in, int nout, Out outs, size_t bytes, unsigned tid,
+                                    unsigned nt)
 {
     uintptr_t align = (uintptr_t)outs(0);
     for (int m = 0; m < n; m++) align |= (uintptr_t)in(m);
@@ -64,7 +66,7 @@ GSHMEMI_DEV void gshmemi_reduce_loop(int n, In in, int nout, Out outs, size_t by
 #pragma unroll
                 for (int u = 0; u < U; u++) v[u] = gshmemi_ld_cg_v16(p + u * nt);
 #pragma unroll
-                for (int u = 0; u < U; u++) acc[u] = gshmemi_redop_word<OP, T>(acc[u], v[u]);
+                for (int u = 0; u < U; u++) acc[u] = word(acc[u], v[u]);
             }
             for (int k = 0; k < nout; k++) {
                 int4 *o = (int4 *)outs(k) + base;
@@ -85,7 +87,7 @@ GSHMEMI_DEV void gshmemi_reduce_loop(int n, In in, int nout, Out outs, size_t by
                     if (base + u * (size_t)nt < nv) v[u] = gshmemi_ld_cg_v16(p + base + u * (size_t)nt);
 #pragma unroll
                 for (int u = 0; u < U; u++)
-                    if (base + u * (size_t)nt < nv) acc[u] = gshmemi_redop_word<OP, T>(acc[u], v[u]);
+                    if (base + u * (size_t)nt < nv) acc[u] = word(acc[u], v[u]);
             }
             for (int k = 0; k < nout; k++) {
                 int4 *o = (int4 *)outs(k);
@@ -97,7 +99,14 @@ GSHMEMI_DEV void gshmemi_reduce_loop(int n, In in, int nout, Out outs, size_t by
         done = nv * 16;
     }
     /* tail, or everything when unaligned */
-    gshmemi_reduce_elems<T>([](T x, T y) { return gshmemi_redop<OP, T>(x, y); }, n, in, nout, outs, done, bytes, tid, nt);
+    gshmemi_reduce_elems<T>(elem, n, in, nout, outs, done, bytes, tid, nt);
+}
+
+template <int OP, typename T, typename In, typename Out>
+GSHMEMI_DEV void gshmemi_reduce_loop(int n, In in, int nout, Out outs, size_t bytes, unsigned tid, unsigned nt)
+{
+    gshmemi_reduce_vec<T>([](int4 x, int4 y) { return gshmemi_redop_word<OP, T>(x, y); },
+                          [](T x, T y) { return gshmemi_redop<OP, T>(x, y); }, n, in, nout, outs, bytes, tid, nt);
 }
 
 /* out = op over members of their `in` (read through the peer mappings); push: the result also

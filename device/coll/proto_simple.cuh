@@ -5,8 +5,12 @@
  * ring of GSHMEMI_SIMPLE_SLOTS slots lets a sender run that many steps ahead of the slowest
  * receiver before it waits for a credit. Steps are counted per slice, SIMPLE only (every member
  * runs the same steps), so flags and credits only grow. Only the world team has the buffers.
- * The primitives are LL's (proto_ll.cuh); a unit is the whole chunk, and a "word" the address of
- * a chunk (this PE's source, or a slot). */
+ * The primitives are LL's (proto_ll.cuh); a unit is the chunk, and a "word" the address of a
+ * chunk (this PE's source, or a slot).
+ * A routed slice may be worked by several CTAs, its parts (policy.h, gshmemi_routed_parts): each
+ * stores, reduces or copies its share of every chunk (the unit is that share), and the first part
+ * posts the chunk to the members reached through the proxy, and flags and credits every member
+ * once all parts have said they are done with the step (their words in the team's counters). */
 #ifndef GSHMEM_DEVICE_COLL_PROTO_SIMPLE_CUH
 #define GSHMEM_DEVICE_COLL_PROTO_SIMPLE_CUH
 
@@ -53,12 +57,45 @@ GSHMEMI_DEV void gshmemi_simple_tell(const gshmemi_team_dev_t &t, uint64_t *word
 template <bool ROUTED> struct gshmemi_simple {
     typedef const char *word;
     struct unit {
+        size_t sub, len; /* this part's share of the chunk: bytes [sub, sub + len) */
     };
     const gshmemi_team_dev_t &t;
     int slice, scope;
     uint64_t step;
     size_t off, len;
     unsigned tid, nt;
+    int part, nparts; /* ROUTED: this CTA among those of the slice; 0 of 1 otherwise */
+
+    GSHMEMI_DEVM unit share() const
+    {
+        if constexpr (!ROUTED) return unit{0, len};
+        size_t lo, hi;
+        gshmemi_slice_range(len, 16, part, nparts, &lo, &hi);
+        return unit{lo, hi - lo};
+    }
+    /* Parts say they are done with the step (kind 0: stored their share to the P2P members, 1:
+     * read the slots); the first part waits until all of them have. True in the first part. */
+    GSHMEMI_DEVM bool gather(int kind) const
+    {
+        if constexpr (ROUTED) {
+            if (nparts > 1) {
+                uint64_t *w = t.seq + GSHMEMI_SEQ_ROUTED_PARTS +
+                              ((size_t)kind * GSHMEMI_SIMPLE_ROUTED_SLICES + slice) * GSHMEMI_ROUTED_PARTS_MAX;
+                if (part != 0) {
+                    if (tid == 0) gshmemi_st_release_u64(w + part, step); /* the group met before it */
+                    return false;
+                }
+                for (int p = 1 + (int)tid; p < nparts; p += (int)nt) {
+                    uint64_t start = 0;
+                    uint32_t spins = 0;
+                    while (gshmemi_ld_acquire_u64(w + p) < step)
+                        if (gshmemi_wait_expired(&start, &spins)) gshmemi_wait_report("SIMPLE collective (a part of this PE)", w + p, -1);
+                }
+                gshmemi_scope_sync(scope);
+            }
+        }
+        return true;
+    }
 
     /* Wait until every receiver has freed the slot, put the chunk, flag it. */
     template <typename Src> GSHMEMI_DEVM void send(Src chunk_for) const
@@ -73,16 +110,17 @@ template <bool ROUTED> struct gshmemi_simple {
                     if (gshmemi_wait_expired(&start, &spins)) gshmemi_wait_report("SIMPLE collective (credit)", f, gshmemi_team_pe(t, to));
             }
         gshmemi_scope_sync(scope);
+        const unit u = share();
         for (int i = 1; i < n; i++) {
             int to = (me + i) % n;
             char *slot = gshmemi_simple_slot<ROUTED>(t, step, slice, me), *d = (char *)gshmemi_peer_ptr_raw(slot, gshmemi_team_pe(t, to));
-            if (!ROUTED || d) gshmemi_copy(d, chunk_for(to), len, tid, nt);
-            else if (tid == (unsigned)i % nt) /* one request carries the chunk and, after it, the flag */
+            if (!ROUTED || d) gshmemi_copy(d + u.sub, chunk_for(to) + u.sub, u.len, tid, nt);
+            else if (part == 0 && tid == (unsigned)i % nt) /* one request carries the chunk and, after it, the flag */
                 gshmemi_proxy_put_signal(slot, chunk_for(to), len, t.simple_flags + (size_t)slice * n + me, step, SHMEM_SIGNAL_SET,
                                          gshmemi_team_pe(t, to), 0, "SIMPLE collective");
         }
         gshmemi_scope_sync(scope);
-        gshmemi_simple_tell<ROUTED>(t, t.simple_flags, slice, step, true, tid, nt);
+        if (gather(0)) gshmemi_simple_tell<ROUTED>(t, t.simple_flags, slice, step, true, tid, nt);
     }
     /* Wait for the senders' flags (only the root's for a broadcast), reduce or copy out of the
      * slots, credit every member (all of them, so credits advance alike whoever sent: a
@@ -98,33 +136,36 @@ template <bool ROUTED> struct gshmemi_simple {
                 if (gshmemi_wait_expired(&start, &spins)) gshmemi_wait_report("SIMPLE collective", f, gshmemi_team_pe(t, i));
         }
         gshmemi_scope_sync(scope);
-        body(unit{});
+        body(share());
         /* the slots' loads have returned (their values are stored) once the group has met: a
          * relaxed credit is enough */
         gshmemi_scope_sync(scope);
-        gshmemi_simple_tell<ROUTED>(t, t.simple_credit, slice, step, false, tid, nt);
+        if (gather(1)) gshmemi_simple_tell<ROUTED>(t, t.simple_credit, slice, step, false, tid, nt);
     }
-    GSHMEMI_DEVM word own(const unit &, const char *p) const { return p; }
-    GSHMEMI_DEVM word from(const unit &, int i) const { return gshmemi_simple_slot<ROUTED>(t, step, slice, i); }
-    GSHMEMI_DEVM void out(const unit &, char *p, word w) const { gshmemi_copy(p, w, len, tid, nt); }
-    template <int OP, typename T, typename Get> GSHMEMI_DEVM void reduce(const unit &, int n, Get get, char *p) const
+    GSHMEMI_DEVM word own(const unit &u, const char *p) const { return p + u.sub; }
+    GSHMEMI_DEVM word from(const unit &u, int i) const { return gshmemi_simple_slot<ROUTED>(t, step, slice, i) + u.sub; }
+    GSHMEMI_DEVM void out(const unit &u, char *p, word w) const { gshmemi_copy(p + u.sub, w, u.len, tid, nt); }
+    template <int OP, typename T, typename Get> GSHMEMI_DEVM void reduce(const unit &u, int n, Get get, char *p) const
     {
-        gshmemi_reduce_loop<OP, T>(n, get, 1, [=](int) { return p; }, len, tid, nt);
+        gshmemi_reduce_loop<OP, T>(n, get, 1, [=](int) { return p + u.sub; }, u.len, tid, nt);
     }
-    /* the routed path's: the operator at run time, element by element (the proxy, not this loop,
-     * sets the pace) */
-    template <typename T, typename Get> GSHMEMI_DEVM void reduce_dyn(const unit &, int op, int n, Get get, char *p) const
+    /* the routed path's: the operator read at run time, the loads as the P2P path's (a routed
+     * chunk is large: this loop, not the proxy, would otherwise set the pace) */
+    template <typename T, typename Get> GSHMEMI_DEVM void reduce_dyn(const unit &u, int op, int n, Get get, char *p) const
     {
-        gshmemi_reduce_elems<T>([op](T x, T y) { return gshmemi_redop_dyn<T>(op, x, y); }, n, get, 1,
-                                [=](int) { return p; }, 0, len, tid, nt);
+        gshmemi_reduce_vec<T>([op](int4 x, int4 y) { return gshmemi_redop_word_dyn<T>(op, x, y); },
+                              [op](T x, T y) { return gshmemi_redop_dyn<T>(op, x, y); }, n, get, 1,
+                              [=](int) { return p + u.sub; }, u.len, tid, nt);
     }
 };
 
 /* Every chunk of this slice ([slice + j * nslices] * chunk), sends one step ahead of receives.
- * nslices is at most gshmemi_simple_nslices<ROUTED>. */
+ * nslices is at most gshmemi_simple_nslices<ROUTED>; part of nparts: this CTA among the slice's
+ * (ROUTED only). The first part moves the slice's step count on, after every part has read it
+ * (they have all received the last step). */
 template <bool ROUTED, typename Algo>
 GSHMEMI_DEV void gshmemi_simple_slice(const gshmemi_team_dev_t &t, size_t blk, int slice, int nslices, unsigned tid,
-                                      unsigned nt, int scope, const Algo &algo)
+                                      unsigned nt, int scope, const Algo &algo, int part = 0, int nparts = 1)
 {
     const size_t chunk = gshmemi_simple_chunk<ROUTED>(t);
     const size_t stride = (size_t)nslices * chunk;
@@ -133,14 +174,14 @@ GSHMEMI_DEV void gshmemi_simple_slice(const gshmemi_team_dev_t &t, size_t blk, i
     const uint64_t base = *(volatile uint64_t *)(t.simple_steps + slice);
     auto step = [&](uint64_t s, uint64_t j) { /* step number s carries chunk j */
         const size_t off = first + j * stride;
-        return gshmemi_simple<ROUTED>{t, slice, scope, s, off, blk - off < chunk ? blk - off : chunk, tid, nt};
+        return gshmemi_simple<ROUTED>{t, slice, scope, s, off, blk - off < chunk ? blk - off : chunk, tid, nt, part, nparts};
     };
     for (uint64_t j = 0; j <= steps; j++) {
         if (j < steps) algo.send(step(base + j + 1, j));
         if (j > 0) algo.recv(step(base + j, j - 1));
     }
     gshmemi_scope_sync(scope);
-    if (tid == 0) *(volatile uint64_t *)(t.simple_steps + slice) = base + steps;
+    if (tid == 0 && part == 0) *(volatile uint64_t *)(t.simple_steps + slice) = base + steps;
     gshmemi_scope_sync(scope);
 }
 

@@ -163,25 +163,68 @@ static void test_remote(void **state)
     assert_null(gshmemi_coll_remote_unsupported(&t, GSHMEMI_COLL_COLLECT));
 }
 
-/* A team with remote members cuts its SIMPLE buffers into fewer, larger chunks: the same bytes,
- * every slice's chunk inside them, a whole number of the P2P chunks. */
+/* The world team's routed chunk: a power of two from the P2P chunk to the most, the largest whose
+ * buffers fit an eighth of the heap (the P2P chunk where none does). */
 static void test_routed_geometry(void **state)
 {
     (void)state;
-    gshmemi_team_dev_t t;
-    memset(&t, 0, sizeof(t));
-    const int slices[] = {1, 2, 4, 8, 64, GSHMEMI_SIMPLE_SLICES};
-    for (size_t i = 0; i < sizeof(slices) / sizeof(slices[0]); i++) {
-        t.simple_slices = slices[i];
-        const int n = gshmemi_simple_routed_slices(&t);
-        const size_t chunk = gshmemi_simple_routed_chunk(&t);
-        assert_true(n >= 1 && n <= GSHMEMI_SIMPLE_ROUTED_SLICES && n <= t.simple_slices);
-        assert_int_equal((size_t)n * chunk, (size_t)t.simple_slices * GSHMEMI_SIMPLE_CHUNK);
-        assert_int_equal(chunk % GSHMEMI_SIMPLE_CHUNK, 0);
-    }
-    t.simple_slices = GSHMEMI_SIMPLE_SLICES; /* the world team's: 512 KiB chunks */
-    assert_int_equal(gshmemi_simple_routed_chunk(&t), (size_t)GSHMEMI_SIMPLE_SLICES / GSHMEMI_SIMPLE_ROUTED_SLICES * GSHMEMI_SIMPLE_CHUNK);
-    assert_true(gshmemi_simple_routed_chunk(&t) >= (512u << 10));
+    const int pes[] = {2, 3, 4, 8, 16, 64, 1024};
+    const size_t heaps[] = {(size_t)64 << 20, (size_t)1 << 30, (size_t)80 << 30, 1};
+    for (size_t i = 0; i < sizeof(pes) / sizeof(pes[0]); i++)
+        for (size_t k = 0; k < sizeof(heaps) / sizeof(heaps[0]); k++) {
+            const size_t chunk = gshmemi_simple_routed_chunk_for(pes[i], heaps[k]);
+            const size_t per_chunk = (size_t)GSHMEMI_SIMPLE_SLOTS * GSHMEMI_SIMPLE_ROUTED_SLICES * (size_t)pes[i];
+            assert_true(chunk >= GSHMEMI_SIMPLE_CHUNK && chunk <= GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX);
+            assert_int_equal(chunk & (chunk - 1), 0);
+            if (chunk > GSHMEMI_SIMPLE_CHUNK) assert_true(per_chunk * chunk <= heaps[k] / 8);
+            if (chunk < GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX) assert_true(per_chunk * chunk * 2 > heaps[k] / 8);
+        }
+    /* the shapes measured: a GPU-sized heap takes the most; IBGDA's bounded 1 GiB heap at 8 PEs half of it */
+    assert_int_equal(gshmemi_simple_routed_chunk_for(2, (size_t)80 << 30), GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX);
+    assert_int_equal(gshmemi_simple_routed_chunk_for(8, (size_t)1 << 30), GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX / 4);
+    assert_int_equal(gshmemi_simple_routed_chunk_for(2, 1), GSHMEMI_SIMPLE_CHUNK);
+}
+
+/* A routed slice's parts: up to the most, within half the CTAs a call may take, each with at least
+ * GSHMEMI_ROUTED_PART_MIN bytes of a step; always one at least. */
+static void test_routed_parts(void **state)
+{
+    (void)state;
+    const int most[] = {1, 2, 16, 33, 64, 128};
+    const size_t bytes[] = {8, GSHMEMI_ROUTED_PART_MIN - 1, 2 * GSHMEMI_ROUTED_PART_MIN, (size_t)2 << 20};
+    for (int slices = 1; slices <= GSHMEMI_SIMPLE_ROUTED_SLICES; slices++)
+        for (size_t i = 0; i < sizeof(most) / sizeof(most[0]); i++)
+            for (size_t k = 0; k < sizeof(bytes) / sizeof(bytes[0]); k++) {
+                const int p = gshmemi_routed_parts(slices, most[i], bytes[k]);
+                assert_true(p >= 1 && p <= GSHMEMI_ROUTED_PARTS_MAX);
+                if (p > 1) {
+                    assert_true(slices * p <= most[i] / 2);
+                    assert_true(bytes[k] / (size_t)p >= GSHMEMI_ROUTED_PART_MIN);
+                }
+            }
+    /* one PE on its GPU (128 CTAs), the world's 16 slices of 2 MiB: 4 parts each */
+    assert_int_equal(gshmemi_routed_parts(16, 128, (size_t)2 << 20), GSHMEMI_ROUTED_PARTS_MAX);
+    assert_int_equal(gshmemi_routed_parts(16, 33, (size_t)2 << 20), 1);
+    assert_int_equal(gshmemi_routed_parts(1, 128, 8), 1);
+    assert_int_equal(gshmemi_routed_parts(1, 128, 2 * GSHMEMI_ROUTED_PART_MIN), 2);
+}
+
+/* A broadcast is relayed on 3 or more members from GSHMEMI_BCAST_RELAY_MIN bytes, in the
+ * on-stream kernel only; the relay's word is past every barrier flag the radix rule allows. */
+static void test_bcast_relay(void **state)
+{
+    (void)state;
+    static char buf[2][16];
+    gshmemi_coll_args_t a = gshmemi_coll_args(GSHMEMI_COLL_BROADCAST, buf[0], buf[1], GSHMEMI_BCAST_RELAY_MIN, 1);
+    assert_true(gshmemi_bcast_relay(3, &a, 1));
+    assert_true(gshmemi_bcast_relay(64, &a, 1));
+    assert_false(gshmemi_bcast_relay(2, &a, 1));
+    assert_false(gshmemi_bcast_relay(4, &a, 0));
+    a.nelems--;
+    assert_false(gshmemi_bcast_relay(4, &a, 1));
+    a = gshmemi_coll_args(GSHMEMI_COLL_FCOLLECT, buf[0], buf[1], GSHMEMI_BCAST_RELAY_MIN, 1);
+    assert_false(gshmemi_bcast_relay(4, &a, 1));
+    assert_int_equal(GSHMEMI_BARRIER_RELAY_WORD, GSHMEMI_BARRIER_WORDS - 1);
 }
 
 /* A DIRECT reduction is one-shot on 2 PEs up to GSHMEM_COLL_ONESHOT_MAX, two-shot otherwise. */
@@ -276,6 +319,6 @@ int main(void)
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_auto), cmocka_unit_test(test_shapes_and_forcing),
                                        cmocka_unit_test(test_direct_push), cmocka_unit_test(test_group),
                                        cmocka_unit_test(test_reach),
-        cmocka_unit_test(test_remote), cmocka_unit_test(test_routed_geometry), cmocka_unit_test(test_oneshot), cmocka_unit_test(test_direct_ctas)};
+        cmocka_unit_test(test_remote), cmocka_unit_test(test_routed_geometry), cmocka_unit_test(test_oneshot), cmocka_unit_test(test_bcast_relay), cmocka_unit_test(test_routed_parts), cmocka_unit_test(test_direct_ctas)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

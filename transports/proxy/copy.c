@@ -3,12 +3,17 @@
  * (ctx->host_view), so data moves with the copy engine between mapped addresses.
  *
  * Two streams per destination PE, both at the highest priority. The data stream carries copies
- * and values: 4- and 8-byte values (flags, credits, signal sets) as stream memory operations,
- * 1- and 2-byte ones as copies from a pinned staging ring, so nothing on it needs an SM. The
- * atomic stream carries the one-thread kernels of the other atomics (copy_kernels.cu), each after
- * an event of the data stream, so a signal lands after its data. A kernel waits for a free SM:
- * kept apart, a device kernel that holds every SM while it waits for a flag or a copy cannot
- * stall them behind an atomic. A fence makes the data streams wait for the atomics too.
+ * and the signals of puts-with-signal (stream memory operations, after their data). The atomic
+ * stream carries the one-thread kernels of the other atomics (copy_kernels.cu), each after an
+ * event of the data stream, so an atomic lands after the data before it, and the proxy's plain
+ * values (p, a collective's credits and flags): 4- and 8-byte ones as stream memory operations,
+ * 1- and 2-byte ones as copies from a pinned staging ring, so none needs an SM. A value does not
+ * wait for the copies queued before it (OpenSHMEM orders a p after a put only through a fence):
+ * behind megabytes of a collective's copies, its credits would stall the peer's next steps. A
+ * fence makes each stream of a PE wait for the other. A kernel waits for a free SM: kept apart,
+ * a device kernel that holds every SM while it waits for a flag or a copy cannot stall the
+ * copies behind an atomic. The emulated IBGDA NIC's instance keeps its values on the data stream,
+ * in the order of its send queue (values_apart = 0).
  *
  * Under MPS (how PEs share one GPU) the backend works in a CUDA context of its own. Measured on
  * an H100 under MPS: a stream write or copy posted on a stream of the application's context can
@@ -45,6 +50,7 @@ struct gshmemi_proxy_backend {
     unsigned slow_polls;  /* progress calls that found work pending, since the last error check */
     uint64_t *staging;    /* pinned [STAGING_SLOTS] */
     unsigned staging_next;
+    int values_apart;     /* plain values go on the atomic stream (the proxy's), not after the data */
 };
 
 /* Makes the backend's context current on this thread until leave(); nothing without one. */
@@ -151,6 +157,9 @@ static int warm_up(gshmemi_proxy_backend_t *be, int pe, uint64_t *scratch)
     GSHMEMI_CUCHECK(cuStreamWriteValue64((CUstream)data, (CUdeviceptr)(uintptr_t)scratch, 0, 0));
     GSHMEMI_CUCHECK(cuStreamWriteValue32((CUstream)data, (CUdeviceptr)(uintptr_t)scratch, 0, 0));
     GSHMEMI_CUDACHECK(cudaMemcpyAsync(scratch, be->staging, 1, cudaMemcpyHostToDevice, data));
+    GSHMEMI_CUCHECK(cuStreamWriteValue64((CUstream)atomic, (CUdeviceptr)(uintptr_t)scratch, 0, 0));
+    GSHMEMI_CUCHECK(cuStreamWriteValue32((CUstream)atomic, (CUdeviceptr)(uintptr_t)scratch, 0, 0));
+    GSHMEMI_CUDACHECK(cudaMemcpyAsync(scratch, be->staging, 1, cudaMemcpyHostToDevice, atomic));
     GSHMEMI_CUDACHECK(cudaEventRecord(be->event[2 * (size_t)pe + DATA], data));
     GSHMEMI_CUDACHECK(cudaStreamWaitEvent(atomic, be->event[2 * (size_t)pe + DATA], 0));
     GSHMEMI_CUDACHECK((cudaError_t)gshmemi_copy_amo(scratch, GSHMEMI_AMO_FETCH_ADD, 0, 0, 8, &be->staging[0], atomic));
@@ -170,6 +179,7 @@ static int copy_connect(gshmemi_proxy_backend_t *be, const void *blobs, const in
     uint64_t *scratch = NULL;
 
     (void)blobs;
+    be->values_apart = serve == NULL; /* the proxy's instance; the emulated NIC's keeps its queue's order */
     GSHMEMI_CHECK(enter(be));
     if (cudaMalloc((void **)&scratch, 2 * sizeof(uint64_t)) != cudaSuccess) {
         GSHMEMI_ERROR("proxy", "copy backend: cannot allocate its 16-byte scratch buffer: %s", cudaGetErrorString(cudaGetLastError()));
@@ -283,11 +293,11 @@ static int copy_get(gshmemi_proxy_backend_t *be, int pe, void *dst, uint64_t src
     return copy_bytes(be, dst, remote_addr(be, pe, src_off), n, dst, pe, "get", s);
 }
 
-/* A 4- or 8-byte value as a stream memory operation: written by the GPU's front end after a
- * memory barrier (the default flags), no kernel. */
-static int write_value(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, uint64_t value, size_t width)
+/* A 4- or 8-byte value as a stream memory operation on pe's stream `which`: written by the GPU's
+ * front end after a memory barrier (the default flags), no kernel. */
+static int write_value(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, uint64_t value, size_t width, int which)
 {
-    cudaStream_t s = stream_of(be, pe, DATA);
+    cudaStream_t s = stream_of(be, pe, which);
     if (!s) return GSHMEMI_ERR_CUDA;
     CUdeviceptr addr = (CUdeviceptr)(uintptr_t)remote_addr(be, pe, dst_off);
     CUresult res = width == 8 ? gshmemi_cu.cuStreamWriteValue64((CUstream)s, addr, value, 0)
@@ -302,16 +312,17 @@ static int copy_flush(gshmemi_proxy_backend_t *be);
 
 static int copy_put_value(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, uint64_t value, size_t width)
 {
+    const int which = be->values_apart ? ATOMIC : DATA;
     cudaStream_t s;
     uint64_t *slot;
 
-    if (width == 4 || width == 8) return write_value(be, pe, dst_off, value, width);
+    if (width == 4 || width == 8) return write_value(be, pe, dst_off, value, width, which);
     /* a staging slot is reused only after everything posted before it completed */
     if (be->staging_next == STAGING_SLOTS) {
         GSHMEMI_CHECK(copy_flush(be));
         be->staging_next = 0;
     }
-    s = stream_of(be, pe, DATA);
+    s = stream_of(be, pe, which);
     if (!s) return GSHMEMI_ERR_CUDA;
     slot = &be->staging[be->staging_next++];
     *slot = value; /* little-endian: the low `width` bytes first */
@@ -325,18 +336,23 @@ static int copy_amo(gshmemi_proxy_backend_t *be, int pe, int op, uint64_t dst_of
         GSHMEMI_ERROR("proxy", "copy backend: atomic of %zu bytes to PE %d (4 or 8 only)", width, pe);
         return GSHMEMI_ERR_INVALID;
     }
-    if (op == GSHMEMI_AMO_SET && !fetched) return write_value(be, pe, dst_off, value, width); /* a signal set */
+    if (op == GSHMEMI_AMO_SET && !fetched) return write_value(be, pe, dst_off, value, width, DATA); /* a signal set */
     GSHMEMI_CHECK(order_after(be, pe, DATA, ATOMIC));
     return check((cudaError_t)gshmemi_copy_amo(remote_addr(be, pe, dst_off), op, value, cond, (int)width, fetched,
                                                be->stream[2 * (size_t)pe + ATOMIC]),
                  "atomic", pe);
 }
 
-/* Later copies and values to every PE start after the atomics posted so far. */
+/* Later work to every PE starts after the work posted to it so far: the data stream waits for
+ * the atomics (and values), and where values travel apart, the atomic stream for the data. */
 static int copy_fence(gshmemi_proxy_backend_t *be)
 {
-    for (int pe = 0; pe < be->ctx->n_pes; pe++)
-        if (be->stream[2 * (size_t)pe + ATOMIC] && in_flight(be, 2 * (size_t)pe + ATOMIC)) GSHMEMI_CHECK(order_after(be, pe, ATOMIC, DATA));
+    for (int pe = 0; pe < be->ctx->n_pes; pe++) {
+        const size_t d = 2 * (size_t)pe + DATA, a = 2 * (size_t)pe + ATOMIC;
+        const int data_busy = be->values_apart && be->stream[d] && in_flight(be, d);
+        if (be->stream[a] && in_flight(be, a)) GSHMEMI_CHECK(order_after(be, pe, ATOMIC, DATA));
+        if (data_busy) GSHMEMI_CHECK(order_after(be, pe, DATA, ATOMIC));
+    }
     return GSHMEMI_OK;
 }
 
