@@ -6,11 +6,15 @@
  * and the signals of puts-with-signal (stream memory operations, after their data). The atomic
  * stream carries the one-thread kernels of the other atomics (copy_kernels.cu), each after an
  * event of the data stream, so an atomic lands after the data before it, and the proxy's plain
- * values (p, a collective's credits and flags): 4- and 8-byte ones as stream memory operations,
- * 1- and 2-byte ones as copies from a pinned staging ring, so none needs an SM. A value does not
- * wait for the copies queued before it (OpenSHMEM orders a p after a put only through a fence):
- * behind megabytes of a collective's copies, its credits would stall the peer's next steps. A
- * fence makes each stream of a PE wait for the other. A kernel waits for a free SM: kept apart,
+ * values (p, a collective's credits and flags) while the data stream has copies in flight: a
+ * value does not wait for the copies queued before it (OpenSHMEM orders a p after a put only
+ * through a fence); behind megabytes of a collective's copies, its credits would stall the
+ * peer's next steps. With no copy in flight a value takes the data stream (its latency there is
+ * the lower, measured), and values to a PE stay in order whichever stream they take: one goes to
+ * the data stream only when the atomic stream is idle, and the atomic stream waits for an event
+ * recorded after the values on the data stream before a copy follows them. 4- and 8-byte values
+ * are stream memory operations, 1- and 2-byte ones copies from a pinned staging ring, so none
+ * needs an SM. A fence makes each stream of a PE wait for the other. A kernel waits for a free SM: kept apart,
  * a device kernel that holds every SM while it waits for a flag or a copy cannot stall the
  * copies behind an atomic. The emulated IBGDA NIC's instance keeps its values on the data stream,
  * in the order of its send queue (values_apart = 0).
@@ -43,6 +47,11 @@ struct gshmemi_proxy_backend {
     CUcontext own;        /* the backend's own context, or NULL: it works in the application's */
     cudaStream_t *stream; /* [n_pes][2] (DATA, ATOMIC) of the peers served, made at connect */
     cudaEvent_t *event;   /* [n_pes][2] ordering points between a PE's two streams */
+    cudaEvent_t *value_event; /* [n_pes] on the data stream after its last values, before a copy */
+    char *value_on_data;  /* [n_pes] a value went on the data stream since value_event was recorded */
+    char *value_unwaited; /* [n_pes] the atomic stream has not yet waited for value_event */
+    char *copy_posted;    /* [n_pes] a copy went on the data stream since its last mark */
+    uint64_t *copy_mark;  /* [n_pes] the data stream's mark that follows its last copy */
     char *busy;           /* [n_pes][2] work posted since the stream's last completion mark */
     uint64_t *mark_seq;   /* [n_pes][2] the last completion mark posted on each stream */
     volatile uint64_t *marks; /* pinned [n_pes][2]: the stream writes its mark here once the work before it is done */
@@ -113,7 +122,14 @@ static int copy_open(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **out
     be->event = calloc(n, sizeof(*be->event));
     be->busy = calloc(n, 1);
     be->mark_seq = calloc(n, sizeof(*be->mark_seq));
-    if (!be->stream || !be->event || !be->busy || !be->mark_seq) return GSHMEMI_ERR_NOMEM;
+    be->value_event = calloc((size_t)ctx->n_pes, sizeof(*be->value_event));
+    be->value_on_data = calloc((size_t)ctx->n_pes, 1);
+    be->value_unwaited = calloc((size_t)ctx->n_pes, 1);
+    be->copy_posted = calloc((size_t)ctx->n_pes, 1);
+    be->copy_mark = calloc((size_t)ctx->n_pes, sizeof(*be->copy_mark));
+    if (!be->stream || !be->event || !be->busy || !be->mark_seq || !be->value_event || !be->value_on_data || !be->value_unwaited ||
+        !be->copy_posted || !be->copy_mark)
+        return GSHMEMI_ERR_NOMEM;
     if (wants_own_context(ctx)) {
         CUcontext popped;
         GSHMEMI_CUCHECK(cuCtxCreate_12(&be->own, NULL, 0, 0, ctx->cudev)); /* current on this thread until popped */
@@ -143,6 +159,7 @@ static int make_streams(gshmemi_proxy_backend_t *be, int pe)
         GSHMEMI_CUDACHECK(cudaStreamCreateWithPriority(&be->stream[i], cudaStreamNonBlocking, greatest));
         GSHMEMI_CUDACHECK(cudaEventCreateWithFlags(&be->event[i], cudaEventDisableTiming));
     }
+    GSHMEMI_CUDACHECK(cudaEventCreateWithFlags(&be->value_event[pe], cudaEventDisableTiming));
     return GSHMEMI_OK;
 }
 
@@ -279,18 +296,60 @@ static int copy_bytes(gshmemi_proxy_backend_t *be, void *dst, const void *src, s
     return GSHMEMI_ERR_CUDA;
 }
 
-static int copy_put(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, const void *src, size_t n)
+/* pe's data stream for a copy, the values before it marked by value_event where values travel
+ * apart (the atomic stream's later values wait for it). */
+static cudaStream_t copy_stream(gshmemi_proxy_backend_t *be, int pe)
 {
     cudaStream_t s = stream_of(be, pe, DATA);
+    if (!s || !be->values_apart) return s;
+    if (be->value_on_data[pe]) {
+        cudaError_t err = cudaEventRecord(be->value_event[pe], s);
+        if (err != cudaSuccess) {
+            GSHMEMI_ERROR("proxy", "copy backend: recording PE %d's values before a copy: %s", pe, cudaGetErrorString(err));
+            return NULL;
+        }
+        be->value_on_data[pe] = 0;
+        be->value_unwaited[pe] = 1;
+    }
+    be->copy_posted[pe] = 1;
+    return s;
+}
+
+static int copy_put(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, const void *src, size_t n)
+{
+    cudaStream_t s = copy_stream(be, pe);
     if (!s) return GSHMEMI_ERR_CUDA;
     return copy_bytes(be, remote_addr(be, pe, dst_off), src, n, src, pe, "put", s);
 }
 
 static int copy_get(gshmemi_proxy_backend_t *be, int pe, void *dst, uint64_t src_off, size_t n)
 {
-    cudaStream_t s = stream_of(be, pe, DATA);
+    cudaStream_t s = copy_stream(be, pe);
     if (!s) return GSHMEMI_ERR_CUDA;
     return copy_bytes(be, dst, remote_addr(be, pe, src_off), n, dst, pe, "get", s);
+}
+
+/* The stream of pe a plain value takes (the header comment): the data stream unless values travel
+ * apart and a copy is in flight there or the atomic stream is busy; the atomic stream first
+ * waits for the values already on the data stream. -1 on a failure. */
+static int value_stream(gshmemi_proxy_backend_t *be, int pe)
+{
+    const size_t d = 2 * (size_t)pe + DATA, a = 2 * (size_t)pe + ATOMIC;
+    if (!be->values_apart) return DATA;
+    const int copying = be->copy_posted[pe] || __atomic_load_n(&be->marks[d], __ATOMIC_ACQUIRE) < be->copy_mark[pe];
+    if (!copying && !(be->stream[a] && in_flight(be, a))) {
+        be->value_on_data[pe] = 1;
+        return DATA;
+    }
+    if (be->value_unwaited[pe] && be->stream[a]) {
+        cudaError_t err = cudaStreamWaitEvent(be->stream[a], be->value_event[pe], 0);
+        if (err != cudaSuccess) {
+            GSHMEMI_ERROR("proxy", "copy backend: ordering PE %d's values: %s", pe, cudaGetErrorString(err));
+            return -1;
+        }
+        be->value_unwaited[pe] = 0;
+    }
+    return ATOMIC;
 }
 
 /* A 4- or 8-byte value as a stream memory operation on pe's stream `which`: written by the GPU's
@@ -312,10 +371,11 @@ static int copy_flush(gshmemi_proxy_backend_t *be);
 
 static int copy_put_value(gshmemi_proxy_backend_t *be, int pe, uint64_t dst_off, uint64_t value, size_t width)
 {
-    const int which = be->values_apart ? ATOMIC : DATA;
+    const int which = value_stream(be, pe);
     cudaStream_t s;
     uint64_t *slot;
 
+    if (which < 0) return GSHMEMI_ERR_CUDA;
     if (width == 4 || width == 8) return write_value(be, pe, dst_off, value, width, which);
     /* a staging slot is reused only after everything posted before it completed */
     if (be->staging_next == STAGING_SLOTS) {
@@ -377,6 +437,10 @@ static int copy_progress(gshmemi_proxy_backend_t *be, int *idle)
             }
             be->mark_seq[i]++;
             be->busy[i] = 0;
+            if (i % 2 == DATA && be->copy_posted[i / 2]) { /* this mark follows the PE's last copy */
+                be->copy_mark[i / 2] = be->mark_seq[i];
+                be->copy_posted[i / 2] = 0;
+            }
         }
         if (__atomic_load_n(&be->marks[i], __ATOMIC_ACQUIRE) >= be->mark_seq[i]) continue;
         *idle = 0;
@@ -421,6 +485,8 @@ static void copy_close(gshmemi_proxy_backend_t *be)
         }
         if (be->event[i]) cudaEventDestroy(be->event[i]);
     }
+    for (int pe = 0; be->value_event && pe < be->ctx->n_pes; pe++)
+        if (be->value_event[pe]) cudaEventDestroy(be->value_event[pe]);
     if (be->staging) cudaFreeHost(be->staging);
     if (be->marks) cudaFreeHost((void *)be->marks);
     leave(be);
@@ -429,6 +495,11 @@ static void copy_close(gshmemi_proxy_backend_t *be)
     free(be->event);
     free(be->busy);
     free(be->mark_seq);
+    free(be->value_event);
+    free(be->value_on_data);
+    free(be->value_unwaited);
+    free(be->copy_posted);
+    free(be->copy_mark);
     free(be);
 }
 
