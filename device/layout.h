@@ -92,19 +92,23 @@ typedef struct gshmemi_team_dev {
     char *ll;            /* symmetric: [2][ll_slices][size][GSHMEMI_LL_SLICE_BYTES] */
     uint64_t *ack;       /* symmetric: [GSHMEMI_COLL_SLICES][size] broadcast acknowledgements */
     int simple_slices;   /* 0: no SIMPLE buffers (only the world team has them) */
+    int routed_slices;   /* a team with remote members: slices of its SIMPLE steps (<= simple_slices) */
     char *simple;        /* symmetric: [GSHMEMI_SIMPLE_SLOTS][simple_slices][size][GSHMEMI_SIMPLE_CHUNK]; a team
                           * with remote members cuts the same buffer as [..][routed_slices][size][routed_chunk] */
     uint64_t *simple_flags; /* symmetric: [simple_slices][size] last step a member put here */
     uint64_t *simple_credit; /* symmetric: [simple_slices][size] last step a member has consumed */
     uint64_t *simple_steps;  /* this PE's SIMPLE step counters, [simple_slices] (device memory) */
-    int routed_slices;   /* a team with remote members: slices of its SIMPLE steps (<= simple_slices) */
-    size_t routed_chunk; /* ... and the bytes of one step (device/coll/policy.h) */
     int ll128_slices;    /* 0: no LL128 buffers (only the world team has them) */
+    int routed_chunk;    /* a team with remote members: the bytes of one SIMPLE step (device/coll/policy.h) */
     char *ll128;         /* symmetric: [2][ll128_slices][size][GSHMEMI_LL128_SLICE_BYTES] */
     uint64_t *seq;       /* this PE's counters, [GSHMEMI_SEQ_WORDS] (device memory): LL/LL128 step
                           * numbers per slice, syncs done per slice, a routed call's CTAs done, and
                           * the steps of a routed slice's parts */
 } gshmemi_team_dev_t;
+/* Kernels take a team by value. The compiler keeps a parameter of up to 128 bytes in registers and
+ * reads a larger one from parameter memory at every use, which slows every collective's loops:
+ * new fields go into the padding after an int, or the struct must shrink elsewhere. */
+typedef char gshmemi_team_dev_fits[sizeof(gshmemi_team_dev_t) <= 128 ? 1 : -1];
 
 /* One collective call, as the kernels see it. */
 typedef struct gshmemi_coll_args {

@@ -100,7 +100,7 @@ static int team_fill(int slot, int world_start, int world_stride, int size)
             h->dev.simple = st->simple_pool + 2 * simple_flag_bytes(size);
             h->dev.simple_steps = st->d_simple_steps;
             h->dev.routed_slices = GSHMEMI_SIMPLE_ROUTED_SLICES;
-            h->dev.routed_chunk = st->world_routed_chunk;
+            h->dev.routed_chunk = (int)st->world_routed_chunk; /* at most GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX */
             GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.simple_flags, 0, 2 * simple_flag_bytes(size), st->stream));
             GSHMEMI_CUDACHECK(cudaMemsetAsync(st->d_simple_steps, 0, GSHMEMI_SIMPLE_SLICES * sizeof(uint64_t), st->stream));
         }

@@ -29,24 +29,6 @@ template <int OP, typename T> GSHMEMI_DEV T gshmemi_redop(T a, T b)
     else return (T)(a * b);
 }
 
-/* The operator chosen at run time (the routed path of a team with remote members, compiled once
- * per element type for every operator): the same arithmetic as gshmemi_redop, so both paths give
- * the same bits. Bitwise operators exist for integers only. */
-template <typename T> GSHMEMI_DEV T gshmemi_redop_dyn(int op, T a, T b)
-{
-    if constexpr (std::is_integral<T>::value) {
-        if (op == GSHMEMI_OP_AND) return gshmemi_redop<GSHMEMI_OP_AND, T>(a, b);
-        if (op == GSHMEMI_OP_OR) return gshmemi_redop<GSHMEMI_OP_OR, T>(a, b);
-        if (op == GSHMEMI_OP_XOR) return gshmemi_redop<GSHMEMI_OP_XOR, T>(a, b);
-    }
-    switch (op) {
-    case GSHMEMI_OP_MIN: return gshmemi_redop<GSHMEMI_OP_MIN, T>(a, b);
-    case GSHMEMI_OP_MAX: return gshmemi_redop<GSHMEMI_OP_MAX, T>(a, b);
-    case GSHMEMI_OP_PROD: return gshmemi_redop<GSHMEMI_OP_PROD, T>(a, b);
-    default: return gshmemi_redop<GSHMEMI_OP_SUM, T>(a, b);
-    }
-}
-
 /* Two half or bfloat16 elements as one register, to and from float2 (packed conversions). */
 GSHMEMI_DEV float2 gshmemi_pair_float2(__half2 p) { return __half22float2(p); }
 GSHMEMI_DEV float2 gshmemi_pair_float2(__nv_bfloat162 p) { return __bfloat1622float2(p); }
@@ -80,8 +62,10 @@ template <int OP, typename T, typename W> GSHMEMI_DEV W gshmemi_redop_word(W a, 
     }
 }
 
-/* A word of elements combined by the operator chosen at run time: gshmemi_redop_word's arithmetic,
- * so the routed path gives the same bits as the P2P one. */
+/* The operator chosen at run time (the routed path of a team with remote members, compiled once
+ * per element type for every operator), over a word of elements (W = T: one element): the same
+ * arithmetic as gshmemi_redop_word, so both paths give the same bits. Bitwise operators exist
+ * for integers only. */
 template <typename T, typename W> GSHMEMI_DEV W gshmemi_redop_word_dyn(int op, W a, W b)
 {
     if constexpr (std::is_integral<T>::value) {
@@ -96,6 +80,7 @@ template <typename T, typename W> GSHMEMI_DEV W gshmemi_redop_word_dyn(int op, W
     default: return gshmemi_redop_word<GSHMEMI_OP_SUM, T>(a, b);
     }
 }
+template <typename T> GSHMEMI_DEV T gshmemi_redop_dyn(int op, T a, T b) { return gshmemi_redop_word_dyn<T>(op, a, b); }
 
 /* ---- unaligned 8-byte access (payload lines of LL) ---- */
 GSHMEMI_DEV uint64_t gshmemi_load8(const char *p, unsigned n)

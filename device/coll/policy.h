@@ -178,7 +178,7 @@ GSHMEMI_HD_INLINE int gshmemi_direct_most(gshmemi_direct_ctas_t c, size_t moved,
  * GSHMEMI_SIMPLE_CHUNK. docs/performance.md gives the measured rates. */
 #define GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX ((size_t)2 << 20) /* GSHMEMI_SIMPLE_ROUTED_SLICES: layout.h */
 GSHMEMI_HD_INLINE int gshmemi_simple_routed_slices(const gshmemi_team_dev_t *t) { return t->routed_slices; }
-GSHMEMI_HD_INLINE size_t gshmemi_simple_routed_chunk(const gshmemi_team_dev_t *t) { return t->routed_chunk; }
+GSHMEMI_HD_INLINE size_t gshmemi_simple_routed_chunk(const gshmemi_team_dev_t *t) { return (size_t)t->routed_chunk; }
 
 /* The world team's routed chunk for `n_pes` PEs and a heap of `heap_bytes` a PE: the largest
  * power of two from GSHMEMI_SIMPLE_CHUNK to GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX whose buffers
