@@ -53,7 +53,6 @@ typedef struct {
     uint64_t *team_mask;           /* pinned: the host's side of that agreement (copies to and from pageable memory
                                     * are synchronous; these stay ordered on the stream like the rest) */
     char *simple_pool;             /* symmetric: the world team's SIMPLE flags and buffers, or NULL */
-    size_t world_routed_chunk;     /* bytes of the world team's routed SIMPLE steps (jobs with remote members) */
     char *ll128_pool;              /* symmetric: the world team's LL128 buffers, or NULL */
     uint64_t *d_simple_steps;      /* the world team's SIMPLE step counters (device memory) */
     char *team_simple_pool;        /* symmetric: the other team slots' SIMPLE buffers (jobs with remote members) */

@@ -64,6 +64,14 @@ static size_t team_simple_bytes(int n_pes)
     return 2 * simple_flag_bytes(n_pes) + (size_t)GSHMEMI_SIMPLE_SLOTS * TEAM_SIMPLE_SLICES * n_pes * GSHMEMI_SIMPLE_CHUNK;
 }
 
+/* Bytes of a routed SIMPLE step of the world team: in a job with remote members, sized from the
+ * PEs and the heap (device/coll/policy.h); else its P2P buffers' steps. */
+static size_t world_routed_chunk(void)
+{
+    const gshmemi_state_t *st = &gshmemi_state;
+    return st->job_has_remote ? gshmemi_simple_routed_chunk_for(st->n_pes, st->heap.region) : GSHMEMI_SIMPLE_CHUNK;
+}
+
 /* LL128 buffers, the world team's only, like SIMPLE's. */
 static size_t ll128_bytes(int size)
 {
@@ -100,7 +108,7 @@ static int team_fill(int slot, int world_start, int world_stride, int size)
             h->dev.simple = st->simple_pool + 2 * simple_flag_bytes(size);
             h->dev.simple_steps = st->d_simple_steps;
             h->dev.routed_slices = GSHMEMI_SIMPLE_ROUTED_SLICES;
-            h->dev.routed_chunk = (int)st->world_routed_chunk; /* at most GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX */
+            h->dev.routed_chunk = (int)world_routed_chunk(); /* at most GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX */
             GSHMEMI_CUDACHECK(cudaMemsetAsync(h->dev.simple_flags, 0, 2 * simple_flag_bytes(size), st->stream));
             GSHMEMI_CUDACHECK(cudaMemsetAsync(st->d_simple_steps, 0, GSHMEMI_SIMPLE_SLICES * sizeof(uint64_t), st->stream));
         }
@@ -166,14 +174,10 @@ int gshmemi_teams_init(void)
     /* a protocol's buffers exist where its size rule can pick it or a test forces it */
     /* (a job with remote members runs its collectives by SIMPLE: coll/policy.h) */
     if (gshmemi_env.COLL_SIMPLE_MAX > 0 || gshmemi_env.COLL_PROTO == GSHMEMI_PROTO_SIMPLE || st->job_has_remote) {
+        /* the P2P steps' buffers, or the routed steps' where those are larger */
         size_t data = (size_t)GSHMEMI_SIMPLE_SLOTS * GSHMEMI_SIMPLE_SLICES * st->n_pes * GSHMEMI_SIMPLE_CHUNK;
-        st->world_routed_chunk = GSHMEMI_SIMPLE_CHUNK; /* within the P2P geometry's bytes */
-        if (st->job_has_remote) { /* the routed steps' larger chunks (device/coll/policy.h) */
-            size_t routed;
-            st->world_routed_chunk = gshmemi_simple_routed_chunk_for(st->n_pes, st->heap.region);
-            routed = (size_t)GSHMEMI_SIMPLE_SLOTS * GSHMEMI_SIMPLE_ROUTED_SLICES * st->n_pes * st->world_routed_chunk;
-            if (routed > data) data = routed;
-        }
+        const size_t routed = (size_t)GSHMEMI_SIMPLE_SLOTS * GSHMEMI_SIMPLE_ROUTED_SLICES * st->n_pes * world_routed_chunk();
+        if (routed > data) data = routed;
         size_t bytes = 2 * simple_flag_bytes(st->n_pes) + data;
         GSHMEMI_CHECK(gshmemi_alloc_alloc(st->heap.alloc, bytes, 4096, &off));
         st->simple_pool = st->heap.my_base + off;

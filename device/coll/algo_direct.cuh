@@ -47,7 +47,7 @@ GSHMEMI_DEV void gshmemi_bcast_relay_slice(const gshmemi_team_dev_t &t, const gs
                                            unsigned tid, unsigned nt, int scope)
 {
     const int n = t.size, me = t.my_idx, root = a.root;
-    size_t lo, hi, plo, phi;
+    size_t lo, hi;
     gshmemi_slice_range(a.nelems * a.es, 16, slice, nslices, &lo, &hi);
     char *dst = (char *)a.dest + lo;
     if (me == root) {
@@ -60,13 +60,15 @@ GSHMEMI_DEV void gshmemi_bcast_relay_slice(const gshmemi_team_dev_t &t, const gs
     const uint64_t epoch = *(volatile uint64_t *)(t.seq + GSHMEMI_COLL_SLICES + slice) << 24;
     const int pieces = n - 1, mine = (me - root - 1 + n) % n; /* piece i is member root + 1 + i's */
     const size_t len = hi - lo, chunk = GSHMEMI_BCAST_RELAY_CHUNK;
-    gshmemi_slice_range(len, 16, 0, pieces, &plo, &phi); /* the first piece is the largest */
-    const size_t steps = (phi - plo + chunk - 1) / chunk;
     auto part = [&](int piece, size_t k, size_t *b, size_t *e) { /* chunk k of a piece: [*b, *e) */
+        size_t plo, phi;
         gshmemi_slice_range(len, 16, piece, pieces, &plo, &phi);
         *b = plo + k * chunk < phi ? plo + k * chunk : phi;
         *e = *b + chunk < phi ? *b + chunk : phi;
     };
+    size_t b0, e0;
+    gshmemi_slice_range(len, 16, 0, pieces, &b0, &e0); /* the first piece is the largest: its chunks are the steps */
+    const size_t steps = (e0 - b0 + chunk - 1) / chunk;
     for (size_t k = 0; k < steps; k++) {
         size_t b, e;
         part(mine, k, &b, &e);

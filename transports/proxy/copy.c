@@ -14,10 +14,10 @@
  * the data stream only when the atomic stream is idle, and the atomic stream waits for an event
  * recorded after the values on the data stream before a copy follows them. 4- and 8-byte values
  * are stream memory operations, 1- and 2-byte ones copies from a pinned staging ring, so none
- * needs an SM. A fence makes each stream of a PE wait for the other. A kernel waits for a free SM: kept apart,
- * a device kernel that holds every SM while it waits for a flag or a copy cannot stall the
- * copies behind an atomic. The emulated IBGDA NIC's instance keeps its values on the data stream,
- * in the order of its send queue (values_apart = 0).
+ * needs an SM. A fence makes each stream of a PE wait for the other. A kernel waits for a free
+ * SM: kept apart, a device kernel that holds every SM while it waits for a flag or a copy cannot
+ * stall the copies behind an atomic. The emulated IBGDA NIC's instance keeps its values on the
+ * data stream, in the order of its send queue (values_apart = 0).
  *
  * Under MPS (how PEs share one GPU) the backend works in a CUDA context of its own. Measured on
  * an H100 under MPS: a stream write or copy posted on a stream of the application's context can
@@ -42,16 +42,21 @@
 
 enum { DATA = 0, ATOMIC = 1 };
 
+/* Where a PE's plain values go (value_stream): what the data stream holds since its last copy. */
+typedef struct copy_values {
+    cudaEvent_t event;  /* on the data stream after its last values, before a copy */
+    uint64_t copy_mark; /* the data stream's mark that follows its last copy */
+    char on_data;       /* a value went on the data stream since event was recorded */
+    char unwaited;      /* the atomic stream has not yet waited for event */
+    char copy_posted;   /* a copy went on the data stream since its last mark */
+} copy_values_t;
+
 struct gshmemi_proxy_backend {
     gshmemi_transport_ctx_t *ctx;
     CUcontext own;        /* the backend's own context, or NULL: it works in the application's */
     cudaStream_t *stream; /* [n_pes][2] (DATA, ATOMIC) of the peers served, made at connect */
     cudaEvent_t *event;   /* [n_pes][2] ordering points between a PE's two streams */
-    cudaEvent_t *value_event; /* [n_pes] on the data stream after its last values, before a copy */
-    char *value_on_data;  /* [n_pes] a value went on the data stream since value_event was recorded */
-    char *value_unwaited; /* [n_pes] the atomic stream has not yet waited for value_event */
-    char *copy_posted;    /* [n_pes] a copy went on the data stream since its last mark */
-    uint64_t *copy_mark;  /* [n_pes] the data stream's mark that follows its last copy */
+    copy_values_t *values; /* [n_pes] */
     char *busy;           /* [n_pes][2] work posted since the stream's last completion mark */
     uint64_t *mark_seq;   /* [n_pes][2] the last completion mark posted on each stream */
     volatile uint64_t *marks; /* pinned [n_pes][2]: the stream writes its mark here once the work before it is done */
@@ -122,14 +127,8 @@ static int copy_open(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **out
     be->event = calloc(n, sizeof(*be->event));
     be->busy = calloc(n, 1);
     be->mark_seq = calloc(n, sizeof(*be->mark_seq));
-    be->value_event = calloc((size_t)ctx->n_pes, sizeof(*be->value_event));
-    be->value_on_data = calloc((size_t)ctx->n_pes, 1);
-    be->value_unwaited = calloc((size_t)ctx->n_pes, 1);
-    be->copy_posted = calloc((size_t)ctx->n_pes, 1);
-    be->copy_mark = calloc((size_t)ctx->n_pes, sizeof(*be->copy_mark));
-    if (!be->stream || !be->event || !be->busy || !be->mark_seq || !be->value_event || !be->value_on_data || !be->value_unwaited ||
-        !be->copy_posted || !be->copy_mark)
-        return GSHMEMI_ERR_NOMEM;
+    be->values = calloc((size_t)ctx->n_pes, sizeof(*be->values));
+    if (!be->stream || !be->event || !be->busy || !be->mark_seq || !be->values) return GSHMEMI_ERR_NOMEM;
     if (wants_own_context(ctx)) {
         CUcontext popped;
         GSHMEMI_CUCHECK(cuCtxCreate_12(&be->own, NULL, 0, 0, ctx->cudev)); /* current on this thread until popped */
@@ -159,7 +158,7 @@ static int make_streams(gshmemi_proxy_backend_t *be, int pe)
         GSHMEMI_CUDACHECK(cudaStreamCreateWithPriority(&be->stream[i], cudaStreamNonBlocking, greatest));
         GSHMEMI_CUDACHECK(cudaEventCreateWithFlags(&be->event[i], cudaEventDisableTiming));
     }
-    GSHMEMI_CUDACHECK(cudaEventCreateWithFlags(&be->value_event[pe], cudaEventDisableTiming));
+    GSHMEMI_CUDACHECK(cudaEventCreateWithFlags(&be->values[pe].event, cudaEventDisableTiming));
     return GSHMEMI_OK;
 }
 
@@ -296,22 +295,23 @@ static int copy_bytes(gshmemi_proxy_backend_t *be, void *dst, const void *src, s
     return GSHMEMI_ERR_CUDA;
 }
 
-/* pe's data stream for a copy, the values before it marked by value_event where values travel
- * apart (the atomic stream's later values wait for it). */
+/* pe's data stream for a copy; where values travel apart, the values before it are marked by the
+ * PE's values event (the atomic stream's later values wait for it). */
 static cudaStream_t copy_stream(gshmemi_proxy_backend_t *be, int pe)
 {
     cudaStream_t s = stream_of(be, pe, DATA);
+    copy_values_t *v = &be->values[pe];
     if (!s || !be->values_apart) return s;
-    if (be->value_on_data[pe]) {
-        cudaError_t err = cudaEventRecord(be->value_event[pe], s);
+    if (v->on_data) {
+        cudaError_t err = cudaEventRecord(v->event, s);
         if (err != cudaSuccess) {
             GSHMEMI_ERROR("proxy", "copy backend: recording PE %d's values before a copy: %s", pe, cudaGetErrorString(err));
             return NULL;
         }
-        be->value_on_data[pe] = 0;
-        be->value_unwaited[pe] = 1;
+        v->on_data = 0;
+        v->unwaited = 1;
     }
-    be->copy_posted[pe] = 1;
+    v->copy_posted = 1;
     return s;
 }
 
@@ -335,19 +335,20 @@ static int copy_get(gshmemi_proxy_backend_t *be, int pe, void *dst, uint64_t src
 static int value_stream(gshmemi_proxy_backend_t *be, int pe)
 {
     const size_t d = 2 * (size_t)pe + DATA, a = 2 * (size_t)pe + ATOMIC;
+    copy_values_t *v = &be->values[pe];
     if (!be->values_apart) return DATA;
-    const int copying = be->copy_posted[pe] || __atomic_load_n(&be->marks[d], __ATOMIC_ACQUIRE) < be->copy_mark[pe];
+    const int copying = v->copy_posted || __atomic_load_n(&be->marks[d], __ATOMIC_ACQUIRE) < v->copy_mark;
     if (!copying && !(be->stream[a] && in_flight(be, a))) {
-        be->value_on_data[pe] = 1;
+        v->on_data = 1;
         return DATA;
     }
-    if (be->value_unwaited[pe] && be->stream[a]) {
-        cudaError_t err = cudaStreamWaitEvent(be->stream[a], be->value_event[pe], 0);
+    if (v->unwaited && be->stream[a]) {
+        cudaError_t err = cudaStreamWaitEvent(be->stream[a], v->event, 0);
         if (err != cudaSuccess) {
             GSHMEMI_ERROR("proxy", "copy backend: ordering PE %d's values: %s", pe, cudaGetErrorString(err));
             return -1;
         }
-        be->value_unwaited[pe] = 0;
+        v->unwaited = 0;
     }
     return ATOMIC;
 }
@@ -437,9 +438,9 @@ static int copy_progress(gshmemi_proxy_backend_t *be, int *idle)
             }
             be->mark_seq[i]++;
             be->busy[i] = 0;
-            if (i % 2 == DATA && be->copy_posted[i / 2]) { /* this mark follows the PE's last copy */
-                be->copy_mark[i / 2] = be->mark_seq[i];
-                be->copy_posted[i / 2] = 0;
+            if (i % 2 == DATA && be->values[i / 2].copy_posted) { /* this mark follows the PE's last copy */
+                be->values[i / 2].copy_mark = be->mark_seq[i];
+                be->values[i / 2].copy_posted = 0;
             }
         }
         if (__atomic_load_n(&be->marks[i], __ATOMIC_ACQUIRE) >= be->mark_seq[i]) continue;
@@ -485,8 +486,8 @@ static void copy_close(gshmemi_proxy_backend_t *be)
         }
         if (be->event[i]) cudaEventDestroy(be->event[i]);
     }
-    for (int pe = 0; be->value_event && pe < be->ctx->n_pes; pe++)
-        if (be->value_event[pe]) cudaEventDestroy(be->value_event[pe]);
+    for (int pe = 0; be->values && pe < be->ctx->n_pes; pe++)
+        if (be->values[pe].event) cudaEventDestroy(be->values[pe].event);
     if (be->staging) cudaFreeHost(be->staging);
     if (be->marks) cudaFreeHost((void *)be->marks);
     leave(be);
@@ -495,11 +496,7 @@ static void copy_close(gshmemi_proxy_backend_t *be)
     free(be->event);
     free(be->busy);
     free(be->mark_seq);
-    free(be->value_event);
-    free(be->value_on_data);
-    free(be->value_unwaited);
-    free(be->copy_posted);
-    free(be->copy_mark);
+    free(be->values);
     free(be);
 }
 
