@@ -197,7 +197,7 @@ GSHMEMI_HD_INLINE size_t gshmemi_simple_routed_chunk_for(int n_pes, size_t heap_
 
 /* CTAs per slice of a routed on-stream call (its parts): each reduces or copies its share of a
  * step's chunk, and the first also posts the step's requests and flags once every part is done.
- * One CTA takes tens of microseconds over a 2 MiB chunk, longer than the proxy takes to move it.
+ * One CTA takes longer to reduce a large chunk than the proxy takes to move it.
  * A part gets at least GSHMEMI_ROUTED_PART_MIN bytes of a step, and the call takes at most half
  * of `most` CTAs (gshmemi_direct_ctas_t): parts wait for each other, so all of them must be
  * resident at once, beside the kernels of the other PEs that share the GPU. */
