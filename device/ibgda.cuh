@@ -15,10 +15,11 @@
  * kept for the poller. The QP records are in gshmemi_dstate.ibgda (device/layout.h), filled by
  * transports/ibgda/ibgda.c.
  *
- * Called only from the remote branches of device/proxy.cuh, inside or as out-of-line functions, so
- * the P2P path's instructions do not change; the loops are inlined into those out-of-line callers
- * because every level of out-of-line calls costs the calling kernel registers. Every wait is
- * bounded by GSHMEM_DEVICE_WAIT_TIMEOUT. */
+ * Called only from the remote branches of device/proxy.cuh, so the P2P path's instructions do not
+ * change. The operations and their steps (reserve, the WQE, post, wait) are far functions
+ * (memops.cuh), each under the module's one register count for them, which they keep at 46 on
+ * sm_90: a step's operands are in memory (a record) where they are more than a few, so that no
+ * caller holds many values across a call. Every wait is bounded by GSHMEM_DEVICE_WAIT_TIMEOUT. */
 #ifndef GSHMEM_DEVICE_IBGDA_CUH
 #define GSHMEM_DEVICE_IBGDA_CUH
 
@@ -271,6 +272,27 @@ GSHMEMI_DEV void gshmemi_ibgda_post(const gshmemi_ibgda_qp_t *q, const gshmemi_i
     gshmemi_ibgda_check(g.active, why, q, pe, posted ? *posted : 0, g.base, routine);
 }
 
+/* The three steps of an operation, out of line (far calls, memops.cuh): each holds its own
+ * waits and reports, and the operation that calls them keeps few values live across the calls. */
+static __device__ __noinline__ void gshmemi_ibgda_reserve_far(gshmemi_ibgda_grp_t *g, unsigned active, const gshmemi_ibgda_qp_t *q,
+                                                             unsigned nbbs, int pe, const char *routine)
+{
+    *g = gshmemi_ibgda_reserve(active, q, nbbs, pe, routine);
+}
+GSHMEMI_FAR_DEFINE(gshmemi_ibgda_reserve_far);
+static __device__ __noinline__ void gshmemi_ibgda_post_far(const gshmemi_ibgda_qp_t *q, const gshmemi_ibgda_grp_t *g, unsigned nbbs,
+                                                          int pe, const char *routine)
+{
+    gshmemi_ibgda_post(q, *g, nbbs, pe, routine);
+}
+GSHMEMI_FAR_DEFINE(gshmemi_ibgda_post_far);
+static __device__ __noinline__ void gshmemi_ibgda_wait_done_far(unsigned active, const gshmemi_ibgda_qp_t *q, unsigned long long target,
+                                                               int pe, const char *routine)
+{
+    gshmemi_ibgda_wait_done(active, q, target, pe, routine);
+}
+GSHMEMI_FAR_DEFINE(gshmemi_ibgda_wait_done_far);
+
 GSHMEMI_DEV uint64_t gshmemi_ibgda_offset(const void *sym) { return (uint64_t)((const char *)sym - gshmemi_dstate.heap_base); }
 
 /* The key of a local buffer: the heap's, else the one of local buffers outside it. */
@@ -280,82 +302,115 @@ GSHMEMI_DEV uint32_t gshmemi_ibgda_lkey(const gshmemi_ibgda_qp_t *q, const void 
     return c >= base && c < base + gshmemi_dstate.heap_size ? q->lkey : q->buf_lkey;
 }
 
+/* The RDMA WRITE or READ of len bytes between sym (on the QP's peer) and loc, WQE t of q. */
+static __device__ __noinline__ void gshmemi_ibgda_wqe_rdma_far(const gshmemi_ibgda_qp_t *q, unsigned long long t, int is_put,
+                                                              const char *sym, char *loc, uint32_t len)
+{
+    gshmemi_mlx5_wqe_rdma(gshmemi_ibgda_wqe(q, t), (uint16_t)t, is_put ? GSHMEMI_MLX5_OPCODE_RDMA_WRITE : GSHMEMI_MLX5_OPCODE_RDMA_READ,
+                          q->qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE, q->raddr + gshmemi_ibgda_offset(sym), q->rkey,
+                          (uint64_t)(uintptr_t)loc, gshmemi_ibgda_lkey(q, loc), len);
+}
+GSHMEMI_FAR_DEFINE(gshmemi_ibgda_wqe_rdma_far);
+
 /* Contiguous put (RDMA WRITE) or get (RDMA READ) of n bytes by one thread; blocking: returns once
  * the source may be reused (put) or the data is here (get). A lane posts one WQE a turn, while
  * any calling lane has bytes left (a message over 1 GiB takes several). */
-static __device__ __forceinline__ void gshmemi_ibgda_rma(int is_put, void *dest, const void *src, size_t n, int pe, int blocking,
+/* An RMA in progress, in memory across the far calls of its turns. */
+typedef struct gshmemi_ibgda_rma_req {
+    const gshmemi_ibgda_qp_t *q;
+    const char *sym;
+    char *loc;
+    size_t n;               /* bytes left */
+    unsigned long long end; /* one past the last BB posted */
+    const char *routine;
+    unsigned active;
+    int is_put, pe;
+} gshmemi_ibgda_rma_req_t;
+
+/* One turn: a WQE of up to GSHMEMI_IBGDA_MAX_MSG bytes from each lane with bytes left, every
+ * calling lane in the reservation and the ring. */
+static __device__ __noinline__ void gshmemi_ibgda_rma_turn_far(gshmemi_ibgda_rma_req_t *r)
+{
+    const size_t n = r->n;
+    const uint32_t len = n > GSHMEMI_IBGDA_MAX_MSG ? GSHMEMI_IBGDA_MAX_MSG : (uint32_t)n;
+    const gshmemi_ibgda_qp_t *qn = len ? r->q : (const gshmemi_ibgda_qp_t *)0;
+    gshmemi_ibgda_grp_t g;
+    GSHMEMI_FAR(gshmemi_ibgda_reserve_far)(&g, r->active, qn, 1, r->pe, r->routine);
+    if (len) GSHMEMI_FAR(gshmemi_ibgda_wqe_rdma_far)(r->q, g.t, r->is_put, r->sym, r->loc, len);
+    GSHMEMI_FAR(gshmemi_ibgda_post_far)(qn, &g, 1, r->pe, r->routine);
+    if (len) r->end = g.end;
+    r->sym += len;
+    r->loc += len;
+    r->n = n - len;
+}
+GSHMEMI_FAR_DEFINE(gshmemi_ibgda_rma_turn_far);
+
+static __device__ __noinline__ void gshmemi_ibgda_rma(int is_put, void *dest, const void *src, size_t n, int pe, int blocking,
                                                      const char *routine)
 {
-    const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
-    const unsigned active = __activemask();
-    const char *sym = (const char *)(is_put ? (const void *)dest : src);
-    char *loc = (char *)(is_put ? src : (const void *)dest);
-    unsigned long long end = 0;
-    while (__any_sync(active, n != 0)) {
-        const uint32_t len = n > GSHMEMI_IBGDA_MAX_MSG ? GSHMEMI_IBGDA_MAX_MSG : (uint32_t)n;
-        const gshmemi_ibgda_qp_t *qn = len ? q : (const gshmemi_ibgda_qp_t *)0;
-        const gshmemi_ibgda_grp_t g = gshmemi_ibgda_reserve(active, qn, 1, pe, routine);
-        if (len)
-            gshmemi_mlx5_wqe_rdma(gshmemi_ibgda_wqe(q, g.t), (uint16_t)g.t,
-                                  is_put ? GSHMEMI_MLX5_OPCODE_RDMA_WRITE : GSHMEMI_MLX5_OPCODE_RDMA_READ, q->qpn,
-                                  GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE, q->raddr + gshmemi_ibgda_offset(sym), q->rkey,
-                                  (uint64_t)(uintptr_t)loc, gshmemi_ibgda_lkey(q, loc), len);
-        gshmemi_ibgda_post(qn, g, 1, pe, routine);
-        if (len) end = g.end;
-        sym += len;
-        loc += len;
-        n -= len;
-    }
-    if (blocking) gshmemi_ibgda_wait_done(active, q, end, pe, routine);
+    gshmemi_ibgda_rma_req_t r;
+    r.q = gshmemi_ibgda_qp_of(pe, routine);
+    r.active = __activemask();
+    r.sym = (const char *)(is_put ? (const void *)dest : src);
+    r.loc = (char *)(is_put ? src : (const void *)dest);
+    r.n = n, r.end = 0, r.routine = routine, r.is_put = is_put, r.pe = pe;
+    while (__any_sync(r.active, r.n != 0)) GSHMEMI_FAR(gshmemi_ibgda_rma_turn_far)(&r);
+    if (blocking) GSHMEMI_FAR(gshmemi_ibgda_wait_done_far)(r.active, r.q, r.end, pe, routine);
 }
+GSHMEMI_FAR_DEFINE(gshmemi_ibgda_rma);
 
 /* A value of width (1, 2, 4 or 8) bytes stored at sym on pe: an inline RDMA WRITE. */
 static __device__ __noinline__ void gshmemi_ibgda_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
 {
     const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
-    const gshmemi_ibgda_grp_t g = gshmemi_ibgda_reserve(__activemask(), q, 1, pe, routine);
+    gshmemi_ibgda_grp_t g;
+    GSHMEMI_FAR(gshmemi_ibgda_reserve_far)(&g, __activemask(), q, 1, pe, routine);
     gshmemi_mlx5_wqe_put_inline(gshmemi_ibgda_wqe(q, g.t), (uint16_t)g.t, q->qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE,
                                 q->raddr + gshmemi_ibgda_offset(sym), q->rkey, &bits, (uint32_t)width);
-    gshmemi_ibgda_post(q, g, 1, pe, routine);
+    GSHMEMI_FAR(gshmemi_ibgda_post_far)(q, &g, 1, pe, routine);
 }
+GSHMEMI_FAR_DEFINE(gshmemi_ibgda_p);
 
 /* The width-byte value at sym on pe: an RDMA READ into the result word of its slot. The word is
  * read once the WQE completed; it is reused sq_bbs WQEs later, which cannot be posted before. */
 static __device__ __noinline__ uint64_t gshmemi_ibgda_g(const void *sym, size_t width, int pe, const char *routine)
 {
     const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
-    const gshmemi_ibgda_grp_t g = gshmemi_ibgda_reserve(__activemask(), q, 1, pe, routine);
+    gshmemi_ibgda_grp_t g;
+    GSHMEMI_FAR(gshmemi_ibgda_reserve_far)(&g, __activemask(), q, 1, pe, routine);
     volatile uint64_t *word = q->result + gshmemi_mlx5_sq_slot((uint16_t)g.t, q->sq_bbs);
     *word = 0; /* the READ fills the low width bytes */
     gshmemi_mlx5_wqe_get(gshmemi_ibgda_wqe(q, g.t), (uint16_t)g.t, q->qpn, GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE,
                          q->raddr + gshmemi_ibgda_offset(sym), q->rkey, (uint64_t)(uintptr_t)word, q->result_lkey, (uint32_t)width);
-    gshmemi_ibgda_post(q, g, 1, pe, routine);
-    gshmemi_ibgda_wait_done(g.active, q, g.t + 1, pe, routine);
+    GSHMEMI_FAR(gshmemi_ibgda_post_far)(q, &g, 1, pe, routine);
+    GSHMEMI_FAR(gshmemi_ibgda_wait_done_far)(g.active, q, g.t + 1, pe, routine);
     return *word;
 }
+GSHMEMI_FAR_DEFINE(gshmemi_ibgda_g);
 
 /* quiet: every WQE reserved so far on every QP of this PE has completed. The counters of 4 QPs
  * at a time are read together (one round trip for 4, not 4: n_pes x GSHMEM_IBGDA_NUM_RC_PER_PE
  * records); a record with no counters is a PE not routed here. */
 #define GSHMEMI_IBGDA_QUIET_BATCH 4
-static __device__ __forceinline__ void gshmemi_ibgda_quiet(const char *routine)
+static __device__ __noinline__ void gshmemi_ibgda_quiet(const char *routine)
 {
     const gshmemi_ibgda_qp_t *recs = gshmemi_dstate.ibgda;
     const unsigned nqp = gshmemi_dstate.ibgda_nqp, n = (unsigned)gshmemi_dstate.n_pes * nqp, active = __activemask();
     unsigned bad = n; /* the record whose wait failed, reported after the loop (no call inside one) */
     int why = GSHMEMI_IBGDA_OK;
     for (unsigned i0 = 0; i0 < n && bad == n; i0 += GSHMEMI_IBGDA_QUIET_BATCH) {
-        unsigned long long resv[GSHMEMI_IBGDA_QUIET_BATCH], done[GSHMEMI_IBGDA_QUIET_BATCH];
+        /* what each record's wait is for (0: nothing), kept instead of both counters */
+        unsigned long long need[GSHMEMI_IBGDA_QUIET_BATCH];
 #pragma unroll
         for (int k = 0; k < GSHMEMI_IBGDA_QUIET_BATCH; k++) {
             const volatile unsigned long long *c = i0 + k < n ? recs[i0 + k].ctr : (unsigned long long *)0;
-            resv[k] = c ? c[GSHMEMI_IBGDA_CTR_RESV] : 0;
-            done[k] = c ? c[GSHMEMI_IBGDA_CTR_DONE] : 0;
+            const unsigned long long resv = c ? c[GSHMEMI_IBGDA_CTR_RESV] : 0, done = c ? c[GSHMEMI_IBGDA_CTR_DONE] : 0;
+            need[k] = done < resv ? resv : 0;
         }
 #pragma unroll
         for (int k = 0; k < GSHMEMI_IBGDA_QUIET_BATCH; k++)
-            if (bad == n && __any_sync(active, done[k] < resv[k])) {
-                why = gshmemi_ibgda_wait_done_why(active, &recs[i0 + k], done[k] < resv[k] ? resv[k] : 0);
+            if (bad == n && __any_sync(active, need[k] != 0)) {
+                why = gshmemi_ibgda_wait_done_why(active, &recs[i0 + k], need[k]);
                 if (__any_sync(active, why != GSHMEMI_IBGDA_OK)) bad = i0 + k;
             }
     }
@@ -363,10 +418,11 @@ static __device__ __forceinline__ void gshmemi_ibgda_quiet(const char *routine)
         gshmemi_ibgda_check(active, why, &recs[bad], (int)(bad / nqp), *gshmemi_ibgda_ctr(&recs[bad], GSHMEMI_IBGDA_CTR_DONE),
                             *gshmemi_ibgda_ctr(&recs[bad], GSHMEMI_IBGDA_CTR_RESV), routine);
 }
+GSHMEMI_FAR_DEFINE(gshmemi_ibgda_quiet);
 
 /* fence: a quiet (RC keeps a QP's writes in order, but not reads and atomics after writes without
  * a fence flag, which this path does not set yet; and a thread's QP may differ per peer). */
-static __device__ __forceinline__ void gshmemi_ibgda_fence(const char *routine) { gshmemi_ibgda_quiet(routine); }
+static __device__ __forceinline__ void gshmemi_ibgda_fence(const char *routine) { GSHMEMI_FAR(gshmemi_ibgda_quiet)(routine); }
 
 /* What this path does not carry yet: reported, then the trap (never a silent wrong answer). */
 GSHMEMI_DEV_REPORT void gshmemi_ibgda_unsupported(const char *what, int pe, const char *routine)
@@ -376,14 +432,58 @@ GSHMEMI_DEV_REPORT void gshmemi_ibgda_unsupported(const char *what, int pe, cons
     __trap();
 }
 
+/* An atomic's operands, in memory for the far calls that build its WQE. */
+typedef struct gshmemi_ibgda_amo_req {
+    const void *sym;
+    uint64_t value, cond;
+    const char *routine;
+    int op, bit, pe;
+    unsigned size, nbbs;
+} gshmemi_ibgda_amo_req_t;
+
+/* The WQE of an atomic (gshmemi_ibgda_amo) at slot t of q, its result in the slot's result word. */
+static __device__ __noinline__ void gshmemi_ibgda_wqe_amo_far(const gshmemi_ibgda_qp_t *q, unsigned long long t,
+                                                             const gshmemi_ibgda_amo_req_t *a)
+{
+    const void *sym = a->sym;
+    const uint64_t value = a->value, cond = a->cond;
+    const int op = a->op, bit = a->bit, pe = a->pe;
+    const unsigned size = a->size, nbbs = a->nbbs;
+    const char *routine = a->routine;
+    uint64_t *word = q->result + gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs);
+    const uint64_t raddr = q->raddr + gshmemi_ibgda_offset(sym), laddr = (uint64_t)(uintptr_t)word;
+    const uint8_t ce = GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE;
+    /* built here, copied a BB at a time (the ring may wrap); the copy loops are not unrolled, so
+     * the WQE stays in local memory rather than taking 32 registers */
+    uint4 wqe[2 * GSHMEMI_MLX5_SEND_WQE_BB / sizeof(uint4)];
+    unsigned ds;
+    if (bit)
+        ds = gshmemi_mlx5_wqe_bitwise(wqe, (uint16_t)t, q->qpn, ce, raddr, q->rkey, laddr, q->result_lkey, size, bit, value);
+    else if (op == GSHMEMI_AMO_CSWAP)
+        ds = gshmemi_mlx5_wqe_compare_swap(wqe, (uint16_t)t, q->qpn, ce, raddr, q->rkey, laddr, q->result_lkey, size, cond, value);
+    else /* fetch (add 0), add, fetch-add */
+        ds = gshmemi_mlx5_wqe_fetch_add(wqe, (uint16_t)t, q->qpn, ce, raddr, q->rkey, laddr, q->result_lkey, size,
+                                        op == GSHMEMI_AMO_FETCH ? 0 : value);
+    if (ds == 0 || gshmemi_mlx5_wqe_bbs(ds) != nbbs) gshmemi_ibgda_unsupported("an atomic of this width", pe, routine);
+#pragma unroll 1
+    for (unsigned b = 0; b < 2; b++) {
+        if (b == nbbs) break;
+        uint4 *slot = (uint4 *)gshmemi_ibgda_wqe(q, t + b);
+#pragma unroll 1
+        for (unsigned i = 0; i < GSHMEMI_MLX5_SEND_WQE_BB / sizeof(uint4); i++) slot[i] = wqe[b * 4 + i];
+    }
+}
+GSHMEMI_FAR_DEFINE(gshmemi_ibgda_wqe_amo_far);
+
 /* An atomic op (GSHMEMI_AMO_*) on the width-byte (4 or 8) word at sym on pe; fetch: waits and
  * returns the old value. The NIC's atomics: fetch-add (8 bytes; 4 by a masked fetch-add), compare-
  * swap, and the masked forms for swap, set, and, or, xor (mlx5_wqe.h's builders); a fetch is a
  * fetch-add of 0. The old value lands in the result word of the WQE's slot. */
-static __device__ __forceinline__ uint64_t gshmemi_ibgda_amo(int op, void *sym, uint64_t value, uint64_t cond, size_t width, int pe,
+static __device__ __noinline__ uint64_t gshmemi_ibgda_amo(int op, void *sym, uint64_t value, uint64_t cond, size_t width, int pe,
                                                           int fetch, const char *routine)
 {
     const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp_of(pe, routine);
+    gshmemi_ibgda_amo_req_t a;
     const unsigned size = (unsigned)width;
     int bit = 0;
     switch (op) {
@@ -399,47 +499,34 @@ static __device__ __forceinline__ uint64_t gshmemi_ibgda_amo(int op, void *sym, 
     }
     /* only the 8-byte masked compare-swap takes two BBs */
     const unsigned nbbs = size == 8 && bit && bit != GSHMEMI_MLX5_BIT_XOR ? 2 : 1;
-    const gshmemi_ibgda_grp_t g = gshmemi_ibgda_reserve(__activemask(), q, nbbs, pe, routine);
+    a.sym = sym, a.value = value, a.cond = cond, a.routine = routine, a.op = op, a.bit = bit, a.pe = pe, a.size = size, a.nbbs = nbbs;
+    gshmemi_ibgda_grp_t g;
+    GSHMEMI_FAR(gshmemi_ibgda_reserve_far)(&g, __activemask(), q, nbbs, pe, routine);
     const unsigned long long t = g.t;
-    uint64_t *word = q->result + gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs);
-    const uint64_t raddr = q->raddr + gshmemi_ibgda_offset(sym), laddr = (uint64_t)(uintptr_t)word;
-    const uint8_t ce = GSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE;
-    uint4 wqe[2 * GSHMEMI_MLX5_SEND_WQE_BB / sizeof(uint4)]; /* built here, copied a BB at a time (the ring may wrap) */
-    unsigned ds;
-    if (bit)
-        ds = gshmemi_mlx5_wqe_bitwise(wqe, (uint16_t)t, q->qpn, ce, raddr, q->rkey, laddr, q->result_lkey, size, bit, value);
-    else if (op == GSHMEMI_AMO_CSWAP)
-        ds = gshmemi_mlx5_wqe_compare_swap(wqe, (uint16_t)t, q->qpn, ce, raddr, q->rkey, laddr, q->result_lkey, size, cond, value);
-    else /* fetch (add 0), add, fetch-add */
-        ds = gshmemi_mlx5_wqe_fetch_add(wqe, (uint16_t)t, q->qpn, ce, raddr, q->rkey, laddr, q->result_lkey, size,
-                                        op == GSHMEMI_AMO_FETCH ? 0 : value);
-    if (ds == 0 || gshmemi_mlx5_wqe_bbs(ds) != nbbs) gshmemi_ibgda_unsupported("an atomic of this width", pe, routine);
-#pragma unroll
-    for (unsigned b = 0; b < 2; b++) {
-        if (b == nbbs) break;
-        uint4 *slot = (uint4 *)gshmemi_ibgda_wqe(q, t + b);
-#pragma unroll
-        for (unsigned i = 0; i < GSHMEMI_MLX5_SEND_WQE_BB / sizeof(uint4); i++) slot[i] = wqe[b * 4 + i];
-    }
-    gshmemi_ibgda_post(q, g, nbbs, pe, routine);
-    gshmemi_ibgda_wait_done(g.active, q, fetch ? t + nbbs : 0, pe, routine);
+    GSHMEMI_FAR(gshmemi_ibgda_wqe_amo_far)(q, t, &a);
+    const uint64_t *word = q->result + gshmemi_mlx5_sq_slot((uint16_t)t, q->sq_bbs);
+    GSHMEMI_FAR(gshmemi_ibgda_post_far)(q, &g, nbbs, pe, routine);
+    GSHMEMI_FAR(gshmemi_ibgda_wait_done_far)(g.active, q, fetch ? t + nbbs : 0, pe, routine);
     if (!fetch) return 0;
     const uint64_t old = *(volatile uint64_t *)word;
     return size == 4 ? (uint32_t)old : old;
 }
+GSHMEMI_FAR_DEFINE(gshmemi_ibgda_amo);
 
 /* n bytes to dest on pe, then the signal update at sig on pe: SHMEM_SIGNAL_SET an inline RDMA
  * WRITE, SHMEM_SIGNAL_ADD an atomic add, on the same QP, which RC executes in order. */
-static __device__ __forceinline__ void gshmemi_ibgda_put_signal(void *dest, const void *src, size_t n, uint64_t *sig, uint64_t signal,
+static __device__ __noinline__ void gshmemi_ibgda_put_signal(void *dest, const void *src, size_t n, uint64_t *sig, uint64_t signal,
                                                             int sig_op, int pe, int blocking, const char *routine)
 {
-    if (n) gshmemi_ibgda_rma(1, dest, src, n, pe, 0, routine);
-    if (sig_op == 1 /* SHMEM_SIGNAL_ADD */) (void)gshmemi_ibgda_amo(GSHMEMI_AMO_ADD, sig, signal, 0, sizeof(uint64_t), pe, 0, routine);
-    else gshmemi_ibgda_p(sig, signal, sizeof(uint64_t), pe, routine);
+    if (n) GSHMEMI_FAR(gshmemi_ibgda_rma)(1, dest, src, n, pe, 0, routine);
+    if (sig_op == 1 /* SHMEM_SIGNAL_ADD */)
+        (void)GSHMEMI_FAR(gshmemi_ibgda_amo)(GSHMEMI_AMO_ADD, sig, signal, 0, sizeof(uint64_t), pe, 0, routine);
+    else GSHMEMI_FAR(gshmemi_ibgda_p)(sig, signal, sizeof(uint64_t), pe, routine);
     if (blocking) { /* the QP both went to (this thread's), up to what it has rung */
         const gshmemi_ibgda_qp_t *q = gshmemi_ibgda_qp(pe);
-        gshmemi_ibgda_wait_done(__activemask(), q, *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_POSTED), pe, routine);
+        GSHMEMI_FAR(gshmemi_ibgda_wait_done_far)(__activemask(), q, *gshmemi_ibgda_ctr(q, GSHMEMI_IBGDA_CTR_POSTED), pe, routine);
     }
 }
+GSHMEMI_FAR_DEFINE(gshmemi_ibgda_put_signal);
 
 #endif

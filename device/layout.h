@@ -126,6 +126,14 @@ typedef struct gshmemi_coll_args {
  * tests reach the global path with few PEs; the library and its modules must agree (the layout
  * check refuses a mismatch). */
 #ifndef GSHMEMI_CONST_PEERS
+/* The per-thread device stack (bytes) a context needs when a peer is remote. The remote path is
+ * reached through far calls (device/remote.cuh), whose chain ptxas cannot size, so the runtime
+ * raises the context's stack limit to these (never lowers it): the frames of every far function
+ * of the path, plus 1 KiB for the calling kernel's own frame (CUDA's default limit). Checked
+ * against ptxas by test/unit/test_user_registers.sh. */
+#define GSHMEMI_REMOTE_STACK_KERNEL 1024
+#define GSHMEMI_REMOTE_STACK_PROXY 2048 /* the proxy's functions */
+#define GSHMEMI_REMOTE_STACK_IBGDA 4096 /* the proxy's and IBGDA's */
 #define GSHMEMI_CONST_PEERS 32
 #endif
 

@@ -13,6 +13,20 @@
  * few registers (on sm_90: int_p over IBGDA 40 -> 30; the grid sum reduce, whose waits report
  * through gshmemi_wait_report, 128 -> 96). */
 #define GSHMEMI_DEV_REPORT static __device__ __noinline__ __attribute__((noreturn))
+/* A far call: through a __device__ function pointer, so that the remote path's code does not
+ * weigh on the registers of the kernels that call it. ptxas (without -rdc) compiles what a kernel
+ * calls directly with that kernel, its registers allocated on top of what the caller keeps live at
+ * the call, so every level of direct calls adds to the kernel's count. A callee reached through a
+ * pointer is compiled to the call ABI instead, under one register count for every function of the
+ * module whose address is taken (the most any of them needs); the caller's live values wait in
+ * callee-saved registers or on the stack, and a kernel that makes such a call counts the larger
+ * of its own registers and that one. It is still compiled into each kernel that makes a far call
+ * (with every other far function of the module), so every function reached this way is kept small
+ * (device/remote.cuh). GSHMEMI_FAR_DEFINE(fn) after fn's definition; GSHMEMI_FAR(fn)(args) calls it. The
+ * pointer is a mutable __device__ variable, so the compiler cannot turn the call into a direct
+ * one. */
+#define GSHMEMI_FAR_DEFINE(fn) static __device__ decltype(&fn) gshmemi_far_##fn = fn
+#define GSHMEMI_FAR(fn) (*gshmemi_far_##fn)
 #ifdef __CUDA_ARCH__
 #define GSHMEMI_HOSTDEV_BRANCH(device_code, host_code) device_code
 #else
@@ -87,14 +101,14 @@ GSHMEMI_DEV uint8_t gshmemi_ld_cg_v1(const uint8_t *p) { return (uint8_t)__ldcg(
     {                                                                                                 \
         size_t i = tid;                                                                               \
         const size_t stride = (size_t)nt;                                                             \
-        for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {                                 \
+        _Pragma("unroll 1") for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {             \
             T v[UNROLL];                                                                              \
             _Pragma("unroll") for (int u = 0; u < UNROLL; u++) v[u] = gshmemi_ld_cg_v##width(src + i + u * stride); \
             _Pragma("unroll") for (int u = 0; u < UNROLL; u++) dst[i + u * stride] = v[u];            \
         }                                                                                             \
         for (; i < n; i += stride) dst[i] = gshmemi_ld_cg_v##width(src + i);                          \
     }
-GSHMEMI_DEFINE_COPY(16, int4, 8)
+GSHMEMI_DEFINE_COPY(16, int4, 6)
 GSHMEMI_DEFINE_COPY(8, uint64_t, 8)
 GSHMEMI_DEFINE_COPY(4, uint32_t, 8)
 GSHMEMI_DEFINE_COPY(1, uint8_t, 4)

@@ -1,7 +1,7 @@
 /* Where device code turns (symmetric address, PE) into an access: the P2P path (the symmetric
  * address plus the peer's mapped heap base is a pointer to load or store) when the peer's base is
- * set, else the remote path (device/proxy.cuh). Every RMA, AMO and signal routine branches here,
- * once, on its PE's base. */
+ * set, else the remote path (device/proxy.cuh, reached through device/remote.cuh). Every RMA, AMO
+ * and signal routine branches here, once, on its PE's base. */
 #ifndef GSHMEM_DEVICE_P2P_CUH
 #define GSHMEM_DEVICE_P2P_CUH
 
@@ -10,48 +10,14 @@
 
 #include "amo.cuh"
 #include "memops.cuh"
-#include "proxy.cuh"
+#include "remote.cuh"
 #include "state.cuh"
-
-/* pe's heap as mapped here, NULL when pe is reached remotely. The constant load is made whatever
- * pe is (its index masked into the array), so that the compiler may hoist it, with the test of
- * pe, out of the caller's loop; a load inside the test was redone on every turn (atomic_latency
- * fetch_add 0.331-0.342 us against 0.293-0.304 hoisted, H100, MPS, 6 runs each). The array
- * starts at PE 0: starting it at the lowest P2P PE, one subtraction more, cost the on-stream
- * barrier 4 % (3.10-3.16 us against 2.97-3.04). */
-GSHMEMI_DEV char *gshmemi_peer_base(int pe)
-{
-    char *near = gshmemi_dstate.peer_base_c[pe & (GSHMEMI_CONST_PEERS - 1)];
-    return (unsigned)pe < GSHMEMI_CONST_PEERS ? near : gshmemi_dstate.peer_base[pe];
-}
 
 /* Address of sym on pe as mapped in this PE, unchecked (NULL when pe is not P2P-reachable). */
 GSHMEMI_DEV void *gshmemi_peer_ptr_raw(const void *sym, int pe)
 {
     char *base = gshmemi_peer_base(pe);
     return base ? base + ((const char *)sym - gshmemi_dstate.heap_base) : (void *)0;
-}
-
-/* GSHMEM_DEBUG_CHECKS=1: every device call validates its PE and symmetric range, and a violation
- * is reported with the routine, PE, address and heap bounds, then traps (an error at the call,
- * not a corrupted peer heap). The test is one uniform branch on constant memory when off. */
-GSHMEMI_DEV int gshmemi_sym_range_ok(const void *sym, size_t n)
-{
-    const char *p = (const char *)sym, *base = gshmemi_dstate.heap_base;
-    return p >= base && p <= base + gshmemi_dstate.heap_size && n <= (size_t)(base + gshmemi_dstate.heap_size - p);
-}
-GSHMEMI_DEV void gshmemi_check_sym(const void *sym, size_t n, int pe, const char *routine)
-{
-    if (!gshmemi_dstate.debug_checks) return;
-    const char *why = NULL;
-    if (pe < 0 || pe >= gshmemi_dstate.n_pes) why = "PE out of range";
-    else if (!gshmemi_sym_range_ok(sym, n)) why = "address range outside the symmetric heap";
-    else if (!gshmemi_peer_base(pe) && !gshmemi_proxy_on()) why = "PE not reachable (no P2P mapping, no proxy)";
-    if (!why) return;
-    printf("gshmem: PE %d: %s: %s: pe %d (of %d), address %p, %llu bytes, heap [%p, %p)\n", gshmemi_dstate.my_pe,
-           routine, why, pe, gshmemi_dstate.n_pes, sym, (unsigned long long)n, gshmemi_dstate.heap_base,
-           gshmemi_dstate.heap_base + gshmemi_dstate.heap_size);
-    __trap();
 }
 
 /* The routing step of every RMA, AMO and signal routine: pe's heap base as mapped here, NULL when
@@ -78,7 +44,7 @@ GSHMEMI_DEV void gshmemi_put_scope(void *dest, const void *src, size_t n, int pe
 {
     char *base = gshmemi_route(dest, n, pe, routine);
     if (!base) {
-        gshmemi_proxy_rma_scope(GSHMEMI_PROXY_PUT, dest, src, n, pe, blocking, scope, routine);
+        gshmemi_remote_rma_scope(GSHMEMI_PROXY_PUT, dest, src, n, pe, blocking, scope, routine);
         return;
     }
     gshmemi_scope_sync(scope);
@@ -91,7 +57,7 @@ GSHMEMI_DEV void gshmemi_get_scope(void *dest, const void *src, size_t n, int pe
 {
     char *base = gshmemi_route(src, n, pe, routine);
     if (!base) {
-        gshmemi_proxy_rma_scope(GSHMEMI_PROXY_GET, dest, src, n, pe, blocking, scope, routine);
+        gshmemi_remote_rma_scope(GSHMEMI_PROXY_GET, dest, src, n, pe, blocking, scope, routine);
         return;
     }
     gshmemi_scope_sync(scope);
@@ -110,13 +76,13 @@ template <typename T> GSHMEMI_DEV void gshmemi_p(T *dest, T value, int pe, const
     }
     uint64_t bits = 0;
     memcpy(&bits, &value, sizeof(T));
-    gshmemi_proxy_p(dest, bits, sizeof(T), pe, routine);
+    gshmemi_remote_p(dest, bits, sizeof(T), pe, routine);
 }
 template <typename T> GSHMEMI_DEV T gshmemi_g(const T *source, int pe, const char *routine)
 {
     char *base = gshmemi_route(source, sizeof(T), pe, routine);
     if (base) return *(const volatile T *)gshmemi_at(base, source);
-    uint64_t bits = gshmemi_proxy_g(source, sizeof(T), pe, routine);
+    uint64_t bits = gshmemi_remote_g(source, sizeof(T), pe, routine);
     T value;
     memcpy(&value, &bits, sizeof(T));
     return value;
@@ -139,7 +105,7 @@ template <typename T> GSHMEMI_DEV T gshmemi_amo_at(int op, const T *sym, T value
     uint64_t v = 0, c = 0, old;
     memcpy(&v, &value, sizeof(T));
     memcpy(&c, &cond, sizeof(T));
-    old = gshmemi_proxy_amo(op, (void *)sym, v, c, sizeof(T), pe, routine);
+    old = gshmemi_remote_amo(op, (void *)sym, v, c, sizeof(T), pe, routine);
     T r;
     memcpy(&r, &old, sizeof(T));
     return r;
@@ -149,24 +115,13 @@ template <typename T> GSHMEMI_DEV T gshmemi_amo_at(int op, const T *sym, T value
  * (nelems - 1) * stride + 1 elements, which is what the debug check validates. */
 GSHMEMI_DEV void gshmemi_strided_copy(char *dest, const char *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
                                       size_t es, unsigned tid, unsigned nt);
-/* Remote strided: one request per element, posted by the group's threads in turn, then one
- * thread waits for them all. */
-static __device__ __noinline__ void gshmemi_proxy_strided(int op, char *dest, const char *src, ptrdiff_t dst, ptrdiff_t sst,
-                                                         size_t n, size_t es, int pe, int scope, const char *routine)
-{
-    for (size_t i = gshmemi_scope_tid(scope); i < n; i += gshmemi_scope_size(scope))
-        gshmemi_proxy_rma(op, dest + (ptrdiff_t)i * dst * (ptrdiff_t)es, src + (ptrdiff_t)i * sst * (ptrdiff_t)es, es, pe, 0,
-                          routine);
-    gshmemi_scope_sync(scope);
-    if (gshmemi_scope_tid(scope) == 0) gshmemi_proxy_quiet(routine);
-}
 GSHMEMI_DEV void gshmemi_iput_scope(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n, size_t es,
                                     int pe, int scope, const char *routine)
 {
     char *base = gshmemi_route(dest, ((n ? n - 1 : 0) * dst + 1) * es, pe, routine);
     gshmemi_scope_sync(scope);
     if (base) gshmemi_strided_copy((char *)gshmemi_at(base, dest), (const char *)src, dst, sst, n, es, gshmemi_scope_tid(scope), gshmemi_scope_size(scope));
-    else gshmemi_proxy_strided(GSHMEMI_PROXY_PUT, (char *)dest, (const char *)src, dst, sst, n, es, pe, scope, routine);
+    else gshmemi_remote_strided(GSHMEMI_PROXY_PUT, (char *)dest, (const char *)src, dst, sst, n, es, pe, scope, routine);
     gshmemi_scope_sync(scope);
 }
 GSHMEMI_DEV void gshmemi_iget_scope(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t n, size_t es,
@@ -175,7 +130,7 @@ GSHMEMI_DEV void gshmemi_iget_scope(void *dest, const void *src, ptrdiff_t dst, 
     char *base = gshmemi_route(src, ((n ? n - 1 : 0) * sst + 1) * es, pe, routine);
     gshmemi_scope_sync(scope);
     if (base) gshmemi_strided_copy((char *)dest, (const char *)gshmemi_at(base, src), dst, sst, n, es, gshmemi_scope_tid(scope), gshmemi_scope_size(scope));
-    else gshmemi_proxy_strided(GSHMEMI_PROXY_GET, (char *)dest, (const char *)src, dst, sst, n, es, pe, scope, routine);
+    else gshmemi_remote_strided(GSHMEMI_PROXY_GET, (char *)dest, (const char *)src, dst, sst, n, es, pe, scope, routine);
     gshmemi_scope_sync(scope);
 }
 

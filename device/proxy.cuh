@@ -7,16 +7,17 @@
  * A failure of the proxy (reported on the host with the request, the peer and the cause) makes the
  * waiting call report and trap.
  *
- * Every entry point here is out of line (__noinline__), so a kernel's P2P fast path holds one
- * call to it and none of its loops: with p and g inlined, ptxas reloaded the PE and the peer's
- * base on every turn of the caller's loop, off the uniform datapath (p and g latency over P2P
- * about 10 % worse inlined). The price: a call costs the caller a few
- * registers (ptxas counts a kernel's registers over every function it calls).
+ * Every routine here runs out of line, inside the entries of device/remote.cuh, which a kernel
+ * reaches by one far call (memops.cuh): its P2P fast path holds that call and none of these loops
+ * (inlined, ptxas reloaded the PE and the peer's base on every turn of the caller's loop, off the
+ * uniform datapath: p and g latency over P2P about 10 % worse), and their registers are not
+ * stacked on the kernel's. The entries inline the small ones; RMA and quiet, which the strided
+ * entry calls too, are far functions of their own.
  *
  * Where this PE has IBGDA QPs (device/ibgda.cuh), every remote peer is reached through them
  * (GSHMEM_REMOTE_TRANSPORT picks IBGDA or the proxy for all of a PE's remote peers): each routine
  * here sends its call there first, one test of the constant device state, so every caller of the
- * remote branch reaches it; those calls are out of line. */
+ * remote branch reaches it; those calls are far calls too. */
 #ifndef GSHMEM_DEVICE_PROXY_CUH
 #define GSHMEM_DEVICE_PROXY_CUH
 
@@ -57,19 +58,18 @@ typedef struct gshmemi_proxy_tickets {
     unsigned lanes; /* the group */
 } gshmemi_proxy_tickets_t;
 
-/* Posts one request per calling lane. */
-static __device__ __forceinline__ gshmemi_proxy_tickets_t gshmemi_proxy_post(int op, int pe, uint64_t a1, uint64_t a2, uint64_t a3,
-                                                                         uint64_t a4, uint64_t a5, uint64_t a6,
-                                                                         const char *routine)
+/* Posts one request per calling lane: its words arg (arg[0] = gshmemi_proxy_op_word(op, pe)). */
+static __device__ __forceinline__ gshmemi_proxy_tickets_t gshmemi_proxy_post_words(const uint64_t arg[GSHMEMI_PROXY_ARGS],
+                                                                               const char *routine)
 {
     const gshmemi_proxy_fifo_t *f = &gshmemi_dstate.proxy;
-    const uint64_t arg[GSHMEMI_PROXY_ARGS] = {gshmemi_proxy_op_word(op, pe), a1, a2, a3, a4, a5, a6};
+    const int op = (int)(uint32_t)arg[0], pe = (int)(uint32_t)(arg[0] >> 32);
     const gshmemi_lanes_t g = gshmemi_lanes_of(__activemask());
     /* read before the tickets are taken: after the shuffle it would wait for the atomic first
      * (proxy p_latency 6.64-6.80 us against 6.39-6.63, H100) */
     const uint64_t hc = gshmemi_fifo_cache(f->head_cache);
     unsigned long long base = 0;
-    /* relaxed is enough: the ticket orders nothing, the slot's seq publishes */
+    /* relaxed is enough: the ticket orders nothing, the slot's tagged words publish */
     if (g.rank == 0) base = atomicAdd((unsigned long long *)f->tail, (unsigned long long)g.n);
     base = __shfl_sync(g.mask, base, __ffs(g.mask) - 1);
     const int st = gshmemi_fifo_wait_free_from(f, base, g.n, hc); /* n <= 32 <= size (GSHMEM_PROXY_FIFO_SLOTS >= 64) */
@@ -79,6 +79,21 @@ static __device__ __forceinline__ gshmemi_proxy_tickets_t gshmemi_proxy_post(int
     else gshmemi_fifo_publish(f, base + g.rank, arg);
     return {base + g.rank, base + g.n - 1, g.mask};
 }
+static __device__ __forceinline__ gshmemi_proxy_tickets_t gshmemi_proxy_post(int op, int pe, uint64_t a1, uint64_t a2, uint64_t a3,
+                                                                         uint64_t a4, uint64_t a5, uint64_t a6,
+                                                                         const char *routine)
+{
+    const uint64_t arg[GSHMEMI_PROXY_ARGS] = {gshmemi_proxy_op_word(op, pe), a1, a2, a3, a4, a5, a6};
+    return gshmemi_proxy_post_words(arg, routine);
+}
+
+/* The same out of line (a far call, memops.cuh), the words in memory, for the routines that hold
+ * more values of their own across the post: arguments past a few take registers of the caller. */
+static __device__ __noinline__ void gshmemi_proxy_post_far(gshmemi_proxy_tickets_t *t, const uint64_t *arg, const char *routine)
+{
+    *t = gshmemi_proxy_post_words(arg, routine);
+}
+GSHMEMI_FAR_DEFINE(gshmemi_proxy_post_far);
 
 /* Waits until the group's requests (and every earlier one) are complete. */
 static __device__ __forceinline__ void gshmemi_proxy_wait(gshmemi_proxy_tickets_t t, int pe, const char *routine)
@@ -109,7 +124,7 @@ static __device__ __forceinline__ uint64_t gshmemi_proxy_result(gshmemi_proxy_ti
 static __device__ __noinline__ void gshmemi_proxy_quiet(const char *routine)
 {
     const gshmemi_proxy_fifo_t *f = &gshmemi_dstate.proxy;
-    if (gshmemi_dstate.ibgda) gshmemi_ibgda_quiet(routine);
+    if (gshmemi_dstate.ibgda) GSHMEMI_FAR(gshmemi_ibgda_quiet)(routine);
     if (f->size == 0) return;
     const uint64_t posted = *(volatile uint64_t *)f->tail; /* tickets handed out so far */
     /* the cache first (device memory), then one read of done itself */
@@ -118,6 +133,7 @@ static __device__ __noinline__ void gshmemi_proxy_quiet(const char *routine)
         gshmemi_proxy_post(GSHMEMI_PROXY_QUIET, gshmemi_dstate.my_pe, 0, 0, 0, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
     gshmemi_proxy_wait(t, gshmemi_dstate.my_pe, routine);
 }
+GSHMEMI_FAR_DEFINE(gshmemi_proxy_quiet);
 
 /* Contiguous put or get of n bytes by one thread; blocking: returns when the source may be reused
  * (put) or the data is here (get). */
@@ -125,7 +141,7 @@ static __device__ __noinline__ void gshmemi_proxy_rma(int op, void *dest, const 
                                                      const char *routine)
 {
     if (gshmemi_dstate.ibgda) {
-        gshmemi_ibgda_rma(op == GSHMEMI_PROXY_PUT, dest, src, n, pe, blocking, routine);
+        GSHMEMI_FAR(gshmemi_ibgda_rma)(op == GSHMEMI_PROXY_PUT, dest, src, n, pe, blocking, routine);
         return;
     }
     const unsigned flags = blocking ? GSHMEMI_PROXY_F_WAIT : 0;
@@ -134,30 +150,22 @@ static __device__ __noinline__ void gshmemi_proxy_rma(int op, void *dest, const 
     const gshmemi_proxy_tickets_t t = gshmemi_proxy_post(op, pe, sym, loc, n, flags, 0, 0, routine);
     if (blocking) gshmemi_proxy_wait(t, pe, routine);
 }
-
-/* The same for a group, called by all of it: one thread posts between the group's syncs. */
-static __device__ __noinline__ void gshmemi_proxy_rma_scope(int op, void *dest, const void *src, size_t n, int pe, int blocking,
-                                                           int scope, const char *routine)
-{
-    gshmemi_scope_sync(scope);
-    if (gshmemi_scope_tid(scope) == 0) gshmemi_proxy_rma(op, dest, src, n, pe, blocking, routine);
-    gshmemi_scope_sync(scope);
-}
+GSHMEMI_FAR_DEFINE(gshmemi_proxy_rma);
 
 /* A value of width bytes stored at sym on pe (shmem_TYPE_p). */
-static __device__ __noinline__ void gshmemi_proxy_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
+static __device__ __forceinline__ void gshmemi_proxy_p(void *sym, uint64_t bits, size_t width, int pe, const char *routine)
 {
     if (gshmemi_dstate.ibgda) {
-        gshmemi_ibgda_p(sym, bits, width, pe, routine);
+        GSHMEMI_FAR(gshmemi_ibgda_p)(sym, bits, width, pe, routine);
         return;
     }
     (void)gshmemi_proxy_post(GSHMEMI_PROXY_PUT_VALUE, pe, gshmemi_sym_offset(sym), bits, width, 0, 0, 0, routine);
 }
 
 /* The width-byte value at sym on pe (shmem_TYPE_g), read through the proxy into a result slot. */
-static __device__ __noinline__ uint64_t gshmemi_proxy_g(const void *sym, size_t width, int pe, const char *routine)
+static __device__ __forceinline__ uint64_t gshmemi_proxy_g(const void *sym, size_t width, int pe, const char *routine)
 {
-    if (gshmemi_dstate.ibgda) return gshmemi_ibgda_g(sym, width, pe, routine);
+    if (gshmemi_dstate.ibgda) return GSHMEMI_FAR(gshmemi_ibgda_g)(sym, width, pe, routine);
     const gshmemi_proxy_tickets_t t =
         gshmemi_proxy_post(GSHMEMI_PROXY_GET, pe, gshmemi_sym_offset(sym), 0, width, GSHMEMI_PROXY_F_WAIT, 0, 0, routine);
     return gshmemi_proxy_result(t, pe, routine);
@@ -170,46 +178,38 @@ GSHMEMI_DEV int gshmemi_amo_fetches(int op)
 }
 
 /* An atomic op on the width-byte word at sym on pe; the old value for a fetching op. */
-static __device__ __noinline__ uint64_t gshmemi_proxy_amo(int op, void *sym, uint64_t value, uint64_t cond, size_t width, int pe,
+static __device__ __forceinline__ uint64_t gshmemi_proxy_amo(int op, void *sym, uint64_t value, uint64_t cond, size_t width, int pe,
                                                           const char *routine)
 {
     const int fetch = gshmemi_amo_fetches(op);
-    if (gshmemi_dstate.ibgda) return gshmemi_ibgda_amo(op, sym, value, cond, width, pe, fetch, routine);
-    const gshmemi_proxy_tickets_t t = gshmemi_proxy_post(GSHMEMI_PROXY_AMO, pe, gshmemi_sym_offset(sym), value, cond,
-                                                         (uint64_t)op | (uint64_t)width << 8, fetch ? GSHMEMI_PROXY_F_WAIT : 0, 0,
-                                                         routine);
+    if (gshmemi_dstate.ibgda) return GSHMEMI_FAR(gshmemi_ibgda_amo)(op, sym, value, cond, width, pe, fetch, routine);
+    const uint64_t arg[GSHMEMI_PROXY_ARGS] = {gshmemi_proxy_op_word(GSHMEMI_PROXY_AMO, pe), gshmemi_sym_offset(sym), value, cond,
+                                              (uint64_t)op | (uint64_t)width << 8, fetch ? GSHMEMI_PROXY_F_WAIT : 0u, 0};
+    gshmemi_proxy_tickets_t t;
+    GSHMEMI_FAR(gshmemi_proxy_post_far)(&t, arg, routine);
     return fetch ? gshmemi_proxy_result(t, pe, routine) : 0;
 }
 
 /* n bytes to dest on pe, then the signal update (SHMEM_SIGNAL_SET/ADD) of sig on pe, after the
  * data. n may be 0 (a signal alone). */
-static __device__ __noinline__ void gshmemi_proxy_put_signal(void *dest, const void *src, size_t n, uint64_t *sig, uint64_t signal,
+static __device__ __forceinline__ void gshmemi_proxy_put_signal(void *dest, const void *src, size_t n, uint64_t *sig, uint64_t signal,
                                                             int sig_op, int pe, int blocking, const char *routine)
 {
     if (gshmemi_dstate.ibgda) {
-        gshmemi_ibgda_put_signal(dest, src, n, sig, signal, sig_op, pe, blocking, routine);
+        GSHMEMI_FAR(gshmemi_ibgda_put_signal)(dest, src, n, sig, signal, sig_op, pe, blocking, routine);
         return;
     }
-    const gshmemi_proxy_tickets_t t = gshmemi_proxy_post(GSHMEMI_PROXY_PUT_SIGNAL, pe, n ? gshmemi_sym_offset(dest) : 0,
-                                                         (uint64_t)(uintptr_t)src, n, gshmemi_sym_offset(sig), signal,
-                                                         (uint64_t)sig_op | (uint64_t)(blocking ? GSHMEMI_PROXY_F_WAIT : 0) << 8,
-                                                         routine);
+    const uint64_t arg[GSHMEMI_PROXY_ARGS] = {gshmemi_proxy_op_word(GSHMEMI_PROXY_PUT_SIGNAL, pe), n ? gshmemi_sym_offset(dest) : 0,
+                                              (uint64_t)(uintptr_t)src, n, gshmemi_sym_offset(sig), signal,
+                                              (uint64_t)sig_op | (uint64_t)(blocking ? GSHMEMI_PROXY_F_WAIT : 0) << 8};
+    gshmemi_proxy_tickets_t t;
+    GSHMEMI_FAR(gshmemi_proxy_post_far)(&t, arg, routine);
     if (blocking) gshmemi_proxy_wait(t, pe, routine);
-}
-
-/* The same for a group, called by all of it: one thread posts between the group's syncs. */
-static __device__ __noinline__ void gshmemi_proxy_put_signal_scope(void *dest, const void *src, size_t n, uint64_t *sig,
-                                                                  uint64_t signal, int sig_op, int pe, int blocking, int scope,
-                                                                  const char *routine)
-{
-    gshmemi_scope_sync(scope);
-    if (gshmemi_scope_tid(scope) == 0) gshmemi_proxy_put_signal(dest, src, n, sig, signal, sig_op, pe, blocking, routine);
-    gshmemi_scope_sync(scope);
 }
 
 /* fence, for the remote transports: IBGDA's is a quiet; the proxy is told (its backends may run
  * atomics apart from copies). Its caller, gshmemi_fence, is inlined everywhere. */
-static __device__ __noinline__ void gshmemi_proxy_fence(const char *routine)
+static __device__ __forceinline__ void gshmemi_proxy_fence(const char *routine)
 {
     if (gshmemi_dstate.ibgda) gshmemi_ibgda_fence(routine);
     if (gshmemi_dstate.proxy.size) (void)gshmemi_proxy_post(GSHMEMI_PROXY_FENCE, gshmemi_dstate.my_pe, 0, 0, 0, 0, 0, 0, routine);

@@ -23,7 +23,7 @@ GSHMEMI_DEV void gshmemi_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_
 {
     char *base = gshmemi_route(sig_addr, sizeof(uint64_t), pe, routine);
     if (base) gshmemi_signal_update(gshmemi_at(base, sig_addr), signal, sig_op);
-    else gshmemi_proxy_put_signal(NULL, NULL, 0, sig_addr, signal, sig_op, pe, 0, routine);
+    else gshmemi_remote_put_signal(NULL, NULL, 0, sig_addr, signal, sig_op, pe, 0, routine);
 }
 
 /* Over P2P: the group copies, every thread fences its own stores to the system (so the data is
@@ -35,7 +35,7 @@ GSHMEMI_DEV void gshmemi_put_signal_scope(void *dest, const void *src, size_t n,
 {
     char *base = gshmemi_route(dest, n, pe, routine);
     if (!base) {
-        gshmemi_proxy_put_signal_scope(dest, src, n, sig_addr, signal, sig_op, pe, blocking, scope, routine);
+        gshmemi_remote_put_signal_scope(dest, src, n, sig_addr, signal, sig_op, pe, blocking, scope, routine);
         return;
     }
     unsigned tid = gshmemi_scope_tid(scope);

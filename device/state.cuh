@@ -10,8 +10,20 @@
 #include <cuda_runtime.h>
 
 #include "gshmem/types.h" /* brings device/layout.h */
+#include "memops.cuh"
 
 static __constant__ gshmemi_device_state_t gshmemi_dstate;
+
+/* pe's heap as mapped here, NULL when pe is reached remotely. The constant load is made whatever
+ * pe is (its index masked into the array), so that the compiler may hoist it, with the test of
+ * pe, out of the caller's loop (a load inside the test was redone on every turn, which slowed
+ * atomic_latency). The array starts at PE 0: one subtraction more, to start it at the lowest P2P
+ * PE, slowed the on-stream barrier (docs/performance.md). */
+GSHMEMI_DEV char *gshmemi_peer_base(int pe)
+{
+    char *near = gshmemi_dstate.peer_base_c[pe & (GSHMEMI_CONST_PEERS - 1)];
+    return (unsigned)pe < GSHMEMI_CONST_PEERS ? near : gshmemi_dstate.peer_base[pe];
+}
 
 /* A kernel of this module that is never launched: its handle names the module, whose kernels the
  * runtime may load at once (gshmemi_module_preload). */

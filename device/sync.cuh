@@ -12,7 +12,7 @@
 GSHMEMI_DEV void gshmemi_quiet(void)
 {
     __threadfence_system();
-    if (gshmemi_proxy_on()) gshmemi_proxy_quiet("shmem_quiet");
+    if (gshmemi_proxy_on()) gshmemi_remote_quiet("shmem_quiet");
 }
 /* Orders this thread's prior stores before its later ones, per destination PE. Over P2P the
  * same fence gives that ordering; the proxy is told too (its backends may run atomics apart
@@ -20,7 +20,7 @@ GSHMEMI_DEV void gshmemi_quiet(void)
 GSHMEMI_DEV void gshmemi_fence(void)
 {
     __threadfence_system();
-    if (gshmemi_proxy_on()) gshmemi_proxy_fence("shmem_fence");
+    if (gshmemi_proxy_on()) gshmemi_remote_fence("shmem_fence");
 }
 
 /* The wait bound of the inline API; read only when a wait has spun long enough to look. */

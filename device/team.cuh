@@ -64,7 +64,7 @@ GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int sli
     gshmemi_scope_sync(scope);
     /* what went through the proxy is not covered by the release below: complete it first */
     if (ROUTED && ordered && gshmemi_proxy_on()) {
-        if (tid == 0) gshmemi_proxy_quiet("team barrier");
+        if (tid == 0) gshmemi_remote_quiet("team barrier");
         gshmemi_scope_sync(scope);
     }
     for (int dist = 1; dist < n; dist *= k) {
@@ -76,7 +76,7 @@ GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int sli
             uint64_t *f = (uint64_t *)gshmemi_peer_ptr_raw(flags + word + j - 1, gshmemi_team_pe(t, to));
             /* remote: this PE is the word's only writer and the count is the same on every
              * member, so the increment is a store of the new count (no atomic at the target) */
-            if (ROUTED && !f) gshmemi_proxy_p(flags + word + j - 1, *(volatile uint64_t *)count + 1, sizeof(uint64_t), gshmemi_team_pe(t, to), "team sync");
+            if (ROUTED && !f) gshmemi_remote_p(flags + word + j - 1, *(volatile uint64_t *)count + 1, sizeof(uint64_t), gshmemi_team_pe(t, to), "team sync");
             else if (ordered) gshmemi_red_release_inc_u64(f);
             else gshmemi_red_relaxed_inc_u64(f);
         }

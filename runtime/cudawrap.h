@@ -24,6 +24,8 @@ extern "C" {
     X(cuCtxGetCurrent)                                                                            \
     X(cuCtxSetCurrent)                                                                            \
     X(cuCtxGetDevice)                                                                             \
+    X(cuCtxGetLimit)                                                                              \
+    X(cuCtxSetLimit)                                                                              \
     X(cuCtxDestroy)                                                                               \
     X(cuCtxPushCurrent)                                                                           \
     X(cuCtxPopCurrent)                                                                            \

@@ -304,6 +304,7 @@ static int start_transports(void)
 }
 
 static int wants_preload(void);
+static int provide_remote_stack(void);
 
 static int setup_heap_and_transports(void)
 {
@@ -335,6 +336,7 @@ static int setup_heap_and_transports(void)
     ctx->peer_timeout = gshmemi_env.PEER_TIMEOUT;
     ctx->wait_timeout_ns = (uint64_t)(gshmemi_env.DEVICE_WAIT_TIMEOUT * 1e9); /* as dstate's (build_device_state) */
     GSHMEMI_CHECK(pick_transports());
+    GSHMEMI_CHECK(provide_remote_stack());
     /* before the transports open: the proxy's and the emulated NIC's kernels are loaded there */
     gshmemi_modules_set_preload(wants_preload());
 
@@ -450,6 +452,28 @@ static int wants_preload(void)
     if (!remote) return 0;
     if (gshmemi_cu.cuModuleGetLoadingMode && gshmemi_cu.cuModuleGetLoadingMode(&mode) != CUDA_SUCCESS) mode = CU_MODULE_LAZY_LOADING;
     return mode != CU_MODULE_EAGER_LOADING;
+}
+
+/* The device stack of the remote path (device/layout.h: GSHMEMI_REMOTE_STACK_*): kernels reach it
+ * through far calls whose stack ptxas cannot size, so where a peer of this PE is remote the
+ * context's per-thread stack limit is raised to what the path's transport needs (IBGDA's chain is
+ * the deeper). A larger limit, the user's, is kept. The driver reserves the stack for every thread
+ * the GPU can hold, so a job whose peers are all P2P keeps CUDA's default. */
+static int provide_remote_stack(void)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    size_t need = 0, have = 0;
+
+    for (int pe = 0; pe < st->n_pes; pe++) {
+        if (st->route[pe] == GSHMEMI_ROUTE_IBGDA) need = GSHMEMI_REMOTE_STACK_IBGDA;
+        else if (st->route[pe] != GSHMEMI_ROUTE_P2P && need < GSHMEMI_REMOTE_STACK_PROXY) need = GSHMEMI_REMOTE_STACK_PROXY;
+    }
+    if (!need) return GSHMEMI_OK;
+    GSHMEMI_CUCHECK(cuCtxGetLimit(&have, CU_LIMIT_STACK_SIZE));
+    if (have >= need) return GSHMEMI_OK;
+    GSHMEMI_CUCHECK(cuCtxSetLimit(CU_LIMIT_STACK_SIZE, need));
+    GSHMEMI_INFO("init", "a peer is remote: the device stack is %zu bytes a thread (was %zu) for the remote path's calls", need, have);
+    return GSHMEMI_OK;
 }
 
 /* The P2P transport's host-launched kernels (the others' are loaded as their transports open),

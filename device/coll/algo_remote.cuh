@@ -29,7 +29,7 @@ static __device__ __noinline__ void gshmemi_remote_slice(const gshmemi_team_dev_
             const int pe = gshmemi_team_pe(t, m);
             uint64_t *w = (uint64_t *)gshmemi_peer_ptr_raw(cnt + me, pe);
             if (w) gshmemi_st_release_u64(w, a.nelems);
-            else gshmemi_proxy_p(cnt + me, a.nelems, sizeof(uint64_t), pe, "shmem_collect");
+            else gshmemi_remote_p(cnt + me, a.nelems, sizeof(uint64_t), pe, "shmem_collect");
         }
         gshmemi_team_barrier_slice(t, 0, tid, nt, scope);
         size_t at = 0;

@@ -46,7 +46,7 @@ GSHMEMI_DEV void gshmemi_simple_tell(const gshmemi_team_dev_t &t, uint64_t *word
         const int pe = gshmemi_team_pe(t, (me + i) % n);
         uint64_t *w = (uint64_t *)gshmemi_peer_ptr_raw(sym, pe);
         if (ROUTED && !w) {
-            if (!release) gshmemi_proxy_p(sym, step, sizeof(uint64_t), pe, "SIMPLE collective (credit)");
+            if (!release) gshmemi_remote_p(sym, step, sizeof(uint64_t), pe, "SIMPLE collective (credit)");
         } else if (release) gshmemi_st_release_u64(w, step);
         else gshmemi_st_relaxed_u64(w, step);
     }
@@ -116,7 +116,7 @@ template <bool ROUTED> struct gshmemi_simple {
             char *slot = gshmemi_simple_slot<ROUTED>(t, step, slice, me), *d = (char *)gshmemi_peer_ptr_raw(slot, gshmemi_team_pe(t, to));
             if (!ROUTED || d) gshmemi_copy(d + u.sub, chunk_for(to) + u.sub, u.len, tid, nt);
             else if (part == 0 && tid == (unsigned)i % nt) /* one request carries the chunk and, after it, the flag */
-                gshmemi_proxy_put_signal(slot, chunk_for(to), len, t.simple_flags + (size_t)slice * n + me, step, SHMEM_SIGNAL_SET,
+                gshmemi_remote_put_signal(slot, chunk_for(to), len, t.simple_flags + (size_t)slice * n + me, step, SHMEM_SIGNAL_SET,
                                          gshmemi_team_pe(t, to), 0, "SIMPLE collective");
         }
         gshmemi_scope_sync(scope);
