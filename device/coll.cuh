@@ -79,7 +79,7 @@ GSHMEMI_DEV void gshmemi_coll_remote_slice(const gshmemi_team_dev_t &t, const gs
         if (atomicAdd(done, 1ull) == (unsigned long long)nslices * (unsigned long long)nparts - 1) {
             *(volatile unsigned long long *)done = 0; /* the next call starts after this one ended */
             __threadfence();
-            gshmemi_proxy_quiet("collective");
+            gshmemi_remote_quiet("collective");
         }
     }
     gshmemi_scope_sync(scope);

@@ -108,7 +108,7 @@ GSHMEMI_DEV uint8_t gshmemi_ld_cg_v1(const uint8_t *p) { return (uint8_t)__ldcg(
         }                                                                                             \
         for (; i < n; i += stride) dst[i] = gshmemi_ld_cg_v##width(src + i);                          \
     }
-GSHMEMI_DEFINE_COPY(16, int4, 6)
+GSHMEMI_DEFINE_COPY(16, int4, 8)
 GSHMEMI_DEFINE_COPY(8, uint64_t, 8)
 GSHMEMI_DEFINE_COPY(4, uint32_t, 8)
 GSHMEMI_DEFINE_COPY(1, uint8_t, 4)

@@ -1,9 +1,9 @@
-/* Kernels written as users write them, launched at 1024 threads a block (the most a block may
- * have, which needs at most 64 registers a thread): loops of putmem_nbi_block and
- * getmem_nbi_block, a loop of int_p, a fetch-add per thread and a put-with-signal per block. Their
- * remote paths are far calls (device/remote.cuh), so their registers are their P2P paths'
- * (the user_registers unit test holds them). Every launch is checked and every datum, whichever
- * transport reaches the next PE. */
+/* Kernels written as users write them, launched as wide as a block may be: a loop of int_p and a
+ * fetch-add per thread at 1024 threads (the most a block may have, which needs at most 64
+ * registers a thread), and loops of putmem and getmem _nbi_block and a put-with-signal at the most
+ * threads a block their registers allow (on sm_90 the block-scope P2P copy, with eight 16-byte
+ * loads in flight a thread, needs 67-68), which this test prints. Every launch is checked and every datum, whichever transport
+ * reaches the next PE. */
 #include "gpu_test.cuh"
 
 #define THREADS 1024
@@ -76,6 +76,19 @@ static unsigned long long bad_bytes(const char *p, size_t n, int seed, unsigned 
         GT_CUDA(cudaDeviceSynchronize());                                                          \
     } while (0)
 
+/* A launch at the most threads a block (a multiple of 32, at most 1024) the kernel's registers
+ * allow; the block loops split PER_CTA over however many threads they have. */
+#define LAUNCH_WIDEST(kernel, ...)                                                                 \
+    do {                                                                                           \
+        cudaFuncAttributes a_;                                                                     \
+        GT_CUDA(cudaFuncGetAttributes(&a_, kernel));                                               \
+        const int t_ = a_.maxThreadsPerBlock < THREADS ? a_.maxThreadsPerBlock / 32 * 32 : THREADS; \
+        if (shmem_my_pe() == 0) printf("test_wide_blocks: %s: %d registers, %d threads a block\n", #kernel, a_.numRegs, t_); \
+        kernel<<<CTAS, t_>>>(__VA_ARGS__);                                                         \
+        GT_CUDA(cudaGetLastError());                                                               \
+        GT_CUDA(cudaDeviceSynchronize());                                                          \
+    } while (0)
+
 int main(void)
 {
     gt_skip_without_gpu();
@@ -96,7 +109,7 @@ int main(void)
     shmem_barrier_all();
 
     /* puts into the next PE */
-    LAUNCH_1024(put_loop, dst, src, next, ROUNDS);
+    LAUNCH_WIDEST(put_loop, dst, src, next, ROUNDS);
     shmem_barrier_all();
     GT_CHECK(bad_bytes(dst, bytes, prev + 1, bad_d) == 0, "putmem_nbi_block: wrong bytes from PE %d", prev);
 
@@ -104,7 +117,7 @@ int main(void)
     GT_CUDA(cudaMemset(dst, 0, bytes));
     GT_CUDA(cudaDeviceSynchronize());
     shmem_barrier_all();
-    LAUNCH_1024(get_loop, dst, src, next, ROUNDS);
+    LAUNCH_WIDEST(get_loop, dst, src, next, ROUNDS);
     GT_CHECK(bad_bytes(dst, bytes, next + 1, bad_d) == 0, "getmem_nbi_block: wrong bytes from PE %d", next);
     shmem_barrier_all();
 
@@ -136,14 +149,14 @@ int main(void)
     GT_CUDA(cudaMemset(dst, 0, bytes));
     GT_CUDA(cudaDeviceSynchronize());
     shmem_barrier_all();
-    LAUNCH_1024(put_signal_blocks, dst, src, sig, next);
+    LAUNCH_WIDEST(put_signal_blocks, dst, src, sig, next);
     wait_signal<<<1, 1>>>(sig, CTAS); /* the data is there once the signal says every block's is */
     GT_CUDA(cudaGetLastError());
     GT_CUDA(cudaDeviceSynchronize());
     GT_CHECK(bad_bytes(dst, bytes, prev + 1, bad_d) == 0, "putmem_signal_nbi_block: wrong bytes from PE %d", prev);
     shmem_barrier_all();
 
-    printf("test_wide_blocks: PE %d of %d: put, get, p, fetch-add and put-with-signal kernels at %d threads a block: PASS\n",
+    printf("test_wide_blocks: PE %d of %d: p and fetch-add kernels at %d threads a block, put, get and put-with-signal at their widest: PASS\n",
            me, n, THREADS);
     GT_CUDA(cudaFree(bad_d));
     GT_CUDA(cudaFree(sum_d));
