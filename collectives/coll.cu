@@ -2,6 +2,8 @@
  * wrappers of include/gshmem/coll.h), argument checks, protocol (device/coll/policy.h) and slice
  * choice, and the kernels: one CTA per slice, each running device/coll.cuh's gshmemi_coll_slice.
  * The blocking host forms and the barriers' entry points are in coll_api.c. */
+/* The collective kernels call the remote path directly (device/memops.cuh: GSHMEMI_REMOTE_DIRECT). */
+#define GSHMEMI_REMOTE_DIRECT 1
 #include "gshmem.h"
 #include "../device/coll.cuh"
 #include "../runtime/cudawrap.h"

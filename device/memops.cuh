@@ -26,7 +26,14 @@
  * pointer is a mutable __device__ variable, so the compiler cannot turn the call into a direct
  * one. */
 #define GSHMEMI_FAR_DEFINE(fn) static __device__ decltype(&fn) gshmemi_far_##fn = fn
+/* GSHMEMI_REMOTE_DIRECT, defined before the first include: the unit's far calls are plain calls
+ * (the library's collective kernels, whose registers are bounded by their launch bounds anyway:
+ * there the call through a pointer slowed the routed steps). */
+#ifdef GSHMEMI_REMOTE_DIRECT
+#define GSHMEMI_FAR(fn) (fn)
+#else
 #define GSHMEMI_FAR(fn) (*gshmemi_far_##fn)
+#endif
 #ifdef __CUDA_ARCH__
 #define GSHMEMI_HOSTDEV_BRANCH(device_code, host_code) device_code
 #else

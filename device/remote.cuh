@@ -132,7 +132,23 @@ static __device__ gshmemi_remote_fn_t gshmemi_remote_table[GSHMEMI_REMOTE_ENTRIE
     gshmemi_remote_quiet_entry,      gshmemi_remote_fence_entry,
 };
 
-GSHMEMI_DEV uint64_t gshmemi_remote_call(int entry, const gshmemi_remote_req_t *r) { return gshmemi_remote_table[entry](r); }
+GSHMEMI_DEV uint64_t gshmemi_remote_call(int entry, const gshmemi_remote_req_t *r)
+{
+#ifdef GSHMEMI_REMOTE_DIRECT
+    switch (entry) { /* plain calls (memops.cuh: GSHMEMI_REMOTE_DIRECT) */
+    case GSHMEMI_REMOTE_RMA: return gshmemi_remote_rma_entry(r);
+    case GSHMEMI_REMOTE_P: return gshmemi_remote_p_entry(r);
+    case GSHMEMI_REMOTE_G: return gshmemi_remote_g_entry(r);
+    case GSHMEMI_REMOTE_AMO: return gshmemi_remote_amo_entry(r);
+    case GSHMEMI_REMOTE_PUT_SIGNAL: return gshmemi_remote_put_signal_entry(r);
+    case GSHMEMI_REMOTE_STRIDED: return gshmemi_remote_strided_entry(r);
+    case GSHMEMI_REMOTE_QUIET: return gshmemi_remote_quiet_entry(r);
+    default: return gshmemi_remote_fence_entry(r);
+    }
+#else
+    return gshmemi_remote_table[entry](r);
+#endif
+}
 
 /* ---- the call sites' forms, one per entry, with the arguments the remote functions took ---- */
 GSHMEMI_DEV void gshmemi_remote_rma_scope(int op, void *dest, const void *src, size_t n, int pe, int blocking, int scope,

@@ -1,7 +1,8 @@
 /* The library's kernels that reach the remote path from a collective, as collectives/coll.cu
- * declares them: compiled (never run) by test_user_registers.sh, which holds their own stack
- * frames within what the runtime leaves a calling kernel (device/layout.h:
- * GSHMEMI_REMOTE_STACK_KERNEL). */
+ * declares and builds them (remote calls direct): compiled (never run) by test_user_registers.sh,
+ * which holds their stack frames, the remote path's included, within CUDA's default stack
+ * (device/layout.h: GSHMEMI_REMOTE_STACK_KERNEL). */
+#define GSHMEMI_REMOTE_DIRECT 1
 #include <gshmem.h>
 
 #include "device/coll.cuh"
