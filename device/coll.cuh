@@ -65,24 +65,9 @@ GSHMEMI_DEV void gshmemi_coll_remote_slice(const gshmemi_team_dev_t &t, const gs
             if (slice == 0 && part == 0) gshmemi_remote_slice(t, a, tid, nt, scope);
             return;
         }
+    /* the slice returns once its requests are complete (gshmemi_simple_slice's last credits) */
     gshmemi_simple_slice<true>(t, a.nelems * a.es, slice, nslices, tid, nt, scope,
                                gshmemi_exchange<GSHMEMI_OP_NONE, T, true>{t, a, op}, part, nparts);
-    /* The proxy copies a routed step's chunk after the step is posted; once the call returns its
-     * source may be overwritten (the next on-stream call's input, say). So the requests complete
-     * first: one quiet, by the CTA that finishes last, covers every slice's (each proxy quiet
-     * waits for all requests posted before it), and the kernel or caller ends only after it.
-     * One per slice costs a proxy flush each (twice the time of a 512 KiB reduction). The group
-     * has met at the end of gshmemi_simple_slice, so every thread's requests are posted. */
-    if (tid == 0) {
-        unsigned long long *done = (unsigned long long *)(t.seq + GSHMEMI_SEQ_ROUTED_DONE);
-        __threadfence(); /* this slice's requests are posted before it counts as done */
-        if (atomicAdd(done, 1ull) == (unsigned long long)nslices * (unsigned long long)nparts - 1) {
-            *(volatile unsigned long long *)done = 0; /* the next call starts after this one ended */
-            __threadfence();
-            gshmemi_remote_quiet("collective");
-        }
-    }
-    gshmemi_scope_sync(scope);
 }
 
 template <typename T>

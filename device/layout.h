@@ -62,8 +62,7 @@ typedef struct gshmemi_ibgda_qp {
 #define GSHMEMI_BARRIER_RELAY_WORD (GSHMEMI_BARRIER_WORDS - 1) /* a slice's last: how far a broadcast relay got */
 #define GSHMEMI_SIMPLE_ROUTED_SLICES 16 /* a team with remote members: most slices of its SIMPLE steps */
 #define GSHMEMI_ROUTED_PARTS_MAX 4      /* ... and most CTAs working one slice (device/coll/policy.h) */
-#define GSHMEMI_SEQ_ROUTED_DONE (2 * GSHMEMI_COLL_SLICES)  /* CTAs of a routed SIMPLE call that finished */
-#define GSHMEMI_SEQ_ROUTED_PARTS (GSHMEMI_SEQ_ROUTED_DONE + 1) /* [2][routed slice][part]: last step a part sent, received */
+#define GSHMEMI_SEQ_ROUTED_PARTS (2 * GSHMEMI_COLL_SLICES) /* [2][routed slice][part]: last step a part sent, received */
 #define GSHMEMI_SEQ_WORDS (GSHMEMI_SEQ_ROUTED_PARTS + 2 * GSHMEMI_SIMPLE_ROUTED_SLICES * GSHMEMI_ROUTED_PARTS_MAX)
 #define GSHMEMI_LL_SLICE_BYTES 4096 /* LL buffer per (parity, slice, source PE): 256 lines of 16 B */
 #define GSHMEMI_LL_SLICE_DATA (GSHMEMI_LL_SLICE_BYTES / 2)
@@ -102,8 +101,8 @@ typedef struct gshmemi_team_dev {
     int routed_chunk;    /* a team with remote members: the bytes of one SIMPLE step (device/coll/policy.h) */
     char *ll128;         /* symmetric: [2][ll128_slices][size][GSHMEMI_LL128_SLICE_BYTES] */
     uint64_t *seq;       /* this PE's counters, [GSHMEMI_SEQ_WORDS] (device memory): LL/LL128 step
-                          * numbers per slice, syncs done per slice, a routed call's CTAs done, and
-                          * the steps of a routed slice's parts */
+                          * numbers per slice, syncs done per slice, and the steps of a routed
+                          * slice's parts */
 } gshmemi_team_dev_t;
 /* Kernels take a team by value. The compiler keeps a parameter of up to 128 bytes in registers and
  * reads a larger one from parameter memory at every use, which slows every collective's loops:

@@ -172,22 +172,25 @@ GSHMEMI_HD_INLINE int gshmemi_direct_most(gshmemi_direct_ctas_t c, size_t moved,
 /* The SIMPLE geometry of a team with remote members: fewer slices of larger chunks than a P2P
  * team's. Every routed step is a request the proxy serves one by one, a few driver calls each, so
  * the chunk sets the rate; the slices are the CTAs that reduce or copy what arrives. The world
- * team takes GSHMEMI_SIMPLE_ROUTED_SLICES slices of up to GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX bytes
- * (its buffers grow to hold them, within an eighth of the heap: gshmemi_simple_routed_chunk_for);
- * the other teams cut their P2P-sized buffers into fewer slices (runtime/team.c). A P2P team keeps
+ * team takes GSHMEMI_SIMPLE_ROUTED_SLICES slices of up to GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX bytes;
+ * its buffers grow to hold them, up to GSHMEMI_SIMPLE_ROUTED_POOL_MAX and an eighth of the heap
+ * (gshmemi_simple_routed_chunk_for), so the chunk shrinks as the PEs grow. The other teams cut
+ * their P2P-sized buffers into fewer slices (runtime/team.c). A P2P team keeps
  * GSHMEMI_SIMPLE_CHUNK. docs/performance.md gives the measured rates. */
-#define GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX ((size_t)2 << 20) /* GSHMEMI_SIMPLE_ROUTED_SLICES: layout.h */
+#define GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX ((size_t)4 << 20) /* GSHMEMI_SIMPLE_ROUTED_SLICES: layout.h */
+#define GSHMEMI_SIMPLE_ROUTED_POOL_MAX ((size_t)256 << 20)
 GSHMEMI_HD_INLINE int gshmemi_simple_routed_slices(const gshmemi_team_dev_t *t) { return t->routed_slices; }
 GSHMEMI_HD_INLINE size_t gshmemi_simple_routed_chunk(const gshmemi_team_dev_t *t) { return (size_t)t->routed_chunk; }
 
 /* The world team's routed chunk for `n_pes` PEs and a heap of `heap_bytes` a PE: the largest
  * power of two from GSHMEMI_SIMPLE_CHUNK to GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX whose buffers
- * (GSHMEMI_SIMPLE_SLOTS x slices x n_pes chunks) take at most an eighth of the heap. */
+ * (GSHMEMI_SIMPLE_SLOTS x slices x n_pes chunks) take at most GSHMEMI_SIMPLE_ROUTED_POOL_MAX and
+ * an eighth of the heap. */
 GSHMEMI_HD_INLINE size_t gshmemi_simple_routed_chunk_for(int n_pes, size_t heap_bytes)
 {
+    const size_t most = heap_bytes / 8 < GSHMEMI_SIMPLE_ROUTED_POOL_MAX ? heap_bytes / 8 : GSHMEMI_SIMPLE_ROUTED_POOL_MAX;
     size_t chunk = GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX;
-    while (chunk > GSHMEMI_SIMPLE_CHUNK &&
-           (size_t)GSHMEMI_SIMPLE_SLOTS * GSHMEMI_SIMPLE_ROUTED_SLICES * (size_t)n_pes * chunk > heap_bytes / 8)
+    while (chunk > GSHMEMI_SIMPLE_CHUNK && (size_t)GSHMEMI_SIMPLE_SLOTS * GSHMEMI_SIMPLE_ROUTED_SLICES * (size_t)n_pes * chunk > most)
         chunk /= 2;
     return chunk;
 }

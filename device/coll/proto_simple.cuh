@@ -162,7 +162,12 @@ template <bool ROUTED> struct gshmemi_simple {
 /* Every chunk of this slice ([slice + j * nslices] * chunk), sends one step ahead of receives.
  * nslices is at most gshmemi_simple_nslices<ROUTED>; part of nparts: this CTA among the slice's
  * (ROUTED only). The first part moves the slice's step count on, after every part has read it
- * (they have all received the last step). */
+ * (they have all received the last step).
+ * ROUTED: the proxy copies a step's chunk after the step is posted, and once the call returns
+ * its source may be overwritten (the next on-stream call's input, say). A member credits a step
+ * only after reading the chunk, which its flag says is all there, so the first part returns once
+ * every member has credited the last step: the requests are complete without a proxy quiet (a
+ * round trip more), and the credits that pace the next call have arrived. */
 template <bool ROUTED, typename Algo>
 GSHMEMI_DEV void gshmemi_simple_slice(const gshmemi_team_dev_t &t, size_t blk, int slice, int nslices, unsigned tid,
                                       unsigned nt, int scope, const Algo &algo, int part = 0, int nparts = 1)
@@ -182,6 +187,16 @@ GSHMEMI_DEV void gshmemi_simple_slice(const gshmemi_team_dev_t &t, size_t blk, i
     }
     gshmemi_scope_sync(scope);
     if (tid == 0 && part == 0) *(volatile uint64_t *)(t.simple_steps + slice) = base + steps;
+    if (ROUTED && part == 0 && steps > 0) {
+        const int n = t.size, me = t.my_idx;
+        for (int i = 1 + (int)tid; i < n; i += (int)nt) {
+            const int to = (me + i) % n;
+            uint64_t *f = t.simple_credit + (size_t)slice * n + to, start = 0;
+            uint32_t spins = 0;
+            while (gshmemi_ld_acquire_u64(f) < base + steps)
+                if (gshmemi_wait_expired(&start, &spins)) gshmemi_wait_report("SIMPLE collective (last credit)", f, gshmemi_team_pe(t, to));
+        }
+    }
     gshmemi_scope_sync(scope);
 }
 

@@ -164,7 +164,7 @@ static void test_remote(void **state)
 }
 
 /* The world team's routed chunk: a power of two from the P2P chunk to the most, the largest whose
- * buffers fit an eighth of the heap (the P2P chunk where none does). */
+ * buffers fit the pool's bound and an eighth of the heap (the P2P chunk where none does). */
 static void test_routed_geometry(void **state)
 {
     (void)state;
@@ -174,14 +174,17 @@ static void test_routed_geometry(void **state)
         for (size_t k = 0; k < sizeof(heaps) / sizeof(heaps[0]); k++) {
             const size_t chunk = gshmemi_simple_routed_chunk_for(pes[i], heaps[k]);
             const size_t per_chunk = (size_t)GSHMEMI_SIMPLE_SLOTS * GSHMEMI_SIMPLE_ROUTED_SLICES * (size_t)pes[i];
+            const size_t most = heaps[k] / 8 < GSHMEMI_SIMPLE_ROUTED_POOL_MAX ? heaps[k] / 8 : GSHMEMI_SIMPLE_ROUTED_POOL_MAX;
             assert_true(chunk >= GSHMEMI_SIMPLE_CHUNK && chunk <= GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX);
             assert_int_equal(chunk & (chunk - 1), 0);
-            if (chunk > GSHMEMI_SIMPLE_CHUNK) assert_true(per_chunk * chunk <= heaps[k] / 8);
-            if (chunk < GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX) assert_true(per_chunk * chunk * 2 > heaps[k] / 8);
+            if (chunk > GSHMEMI_SIMPLE_CHUNK) assert_true(per_chunk * chunk <= most);
+            if (chunk < GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX) assert_true(per_chunk * chunk * 2 > most);
         }
-    /* the shapes measured: a GPU-sized heap takes the most; IBGDA's bounded 1 GiB heap at 8 PEs half of it */
+    /* the shapes measured: a GPU-sized heap takes the most at 2 PEs and half of it at 4; IBGDA's
+     * bounded 1 GiB heap at 8 PEs an eighth of it */
     assert_int_equal(gshmemi_simple_routed_chunk_for(2, (size_t)80 << 30), GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX);
-    assert_int_equal(gshmemi_simple_routed_chunk_for(8, (size_t)1 << 30), GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX / 4);
+    assert_int_equal(gshmemi_simple_routed_chunk_for(4, (size_t)80 << 30), GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX / 2);
+    assert_int_equal(gshmemi_simple_routed_chunk_for(8, (size_t)1 << 30), GSHMEMI_SIMPLE_ROUTED_CHUNK_MAX / 8);
     assert_int_equal(gshmemi_simple_routed_chunk_for(2, 1), GSHMEMI_SIMPLE_CHUNK);
 }
 
