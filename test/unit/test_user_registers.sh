@@ -61,12 +61,12 @@ done
 # The device stack of the remote path (device/layout.h): the far functions' frames (each at most
 # once in a chain: none recurses) within GSHMEMI_REMOTE_STACK_PROXY (the proxy's) and
 # GSHMEMI_REMOTE_STACK_IBGDA (all) less GSHMEMI_REMOTE_STACK_KERNEL, and every kernel's own frame,
-# its direct calls included, within GSHMEMI_REMOTE_STACK_KERNEL: the user kernels above and the
-# library's collective kernels that reach the remote path (remote_stack.cu).
+# its direct calls included, within GSHMEMI_REMOTE_STACK_KERNEL. (The library's collective kernels
+# call the remote path directly, so ptxas sizes their stack: collectives/coll.cu.)
 stack_of() { sed -n "s/^#define $1 \([0-9]*\).*/\1/p" "$src/device/layout.h"; }
 kernel=$(stack_of GSHMEMI_REMOTE_STACK_KERNEL) proxy=$(stack_of GSHMEMI_REMOTE_STACK_PROXY) ibgda=$(stack_of GSHMEMI_REMOTE_STACK_IBGDA)
 [ -n "$kernel" ] && [ -n "$proxy" ] && [ -n "$ibgda" ] || { echo "test_user_registers: GSHMEMI_REMOTE_STACK_* not found in device/layout.h" >&2; exit 1; }
-for file in user_registers.cu user_registers_nvshmem.cu remote_stack.cu; do
+for file in user_registers.cu user_registers_nvshmem.cu; do
     out=$("${NVCC:-nvcc}" -arch="sm_$arch" --std=c++17 -O3 -I"$src/include" -I"$src/include/nvshmem-compat" -I"$src" \
           --resource-usage -c "$src/test/unit/$file" -o /dev/null 2>&1) ||
         { echo "$out" >&2; echo "test_user_registers: $file: compile failed" >&2; exit 1; }
