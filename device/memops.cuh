@@ -26,9 +26,10 @@
  * pointer is a mutable __device__ variable, so the compiler cannot turn the call into a direct
  * one. */
 #define GSHMEMI_FAR_DEFINE(fn) static __device__ decltype(&fn) gshmemi_far_##fn = fn
-/* GSHMEMI_REMOTE_DIRECT, defined before the first include: the unit's far calls are plain calls
- * (the library's collective kernels, whose registers are bounded by their launch bounds anyway:
- * there the call through a pointer slowed the routed steps). */
+/* GSHMEMI_REMOTE_DIRECT, defined before the first include: the unit's far calls are plain calls.
+ * The library's collective kernels use it: their launch bounds fix their registers anyway, and
+ * with plain calls ptxas sizes their stack (a far call's it cannot: runtime/init.c raises the
+ * limit for user kernels). */
 #ifdef GSHMEMI_REMOTE_DIRECT
 #define GSHMEMI_FAR(fn) (fn)
 #else

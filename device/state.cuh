@@ -18,7 +18,7 @@ static __constant__ gshmemi_device_state_t gshmemi_dstate;
  * pe is (its index masked into the array), so that the compiler may hoist it, with the test of
  * pe, out of the caller's loop (a load inside the test was redone on every turn, which slowed
  * atomic_latency). The array starts at PE 0: one subtraction more, to start it at the lowest P2P
- * PE, slowed the on-stream barrier (docs/performance.md). */
+ * PE, slowed the on-stream barrier. */
 GSHMEMI_DEV char *gshmemi_peer_base(int pe)
 {
     char *near = gshmemi_dstate.peer_base_c[pe & (GSHMEMI_CONST_PEERS - 1)];
