@@ -2,15 +2,21 @@
 # docs/transports.md promises what a user's kernel costs in registers: a loop of any one device
 # RMA, AMO, signal or wait form (thread, warp or block scope), through gshmem.h or through the
 # NVSHMEM compatibility headers, remote path included, at most LIMIT registers a thread on sm_90,
-# so that 1024-thread blocks (64 registers at most) launch with room for the user's own code. ptxas reports each kernel of
-# user_registers.cu and user_registers_nvshmem.cu; the table (kernel, registers, stack frame) is
-# printed, and any kernel above its limit fails the test. The kernels that carry a P2P copy loop
-# (contiguous put and get, put-with-signal) do not fit 48 yet: the copy's eight 16-byte loads in
-# flight (32 registers of data) and the loop state a call keeps across it. Their bound is their
-# count now, listed in over_limit, so that they do not grow; one that fits 48 fails the test until
-# it leaves the list. The helper kernels of
-# the compatibility header (nvshmemi_compat_*, launched with one block for the on-stream forms) and
-# the module anchor are not counted.
+# so that 1024-thread blocks (64 registers at most) launch with room for the user's own code.
+# ptxas reports each kernel of user_registers.cu and user_registers_nvshmem.cu; the table (kernel,
+# registers, stack frame) is printed, and any kernel above its limit fails the test. The kernels
+# that carry a P2P copy loop (contiguous put and get, put-with-signal) do not fit 48 yet: the
+# copy's eight 16-byte loads in flight (32 registers of data) and the loop state a call keeps
+# across it. Their bound is their count now, listed in over_limit, so that they do not grow; one
+# that fits 48 fails the test until it leaves the list. The helper kernels of the compatibility
+# header (nvshmemi_compat_*, launched with one block for the on-stream forms) and the module anchor
+# are not counted.
+#
+# The same ptxas report holds the device stack of the remote path (device/layout.h): the far
+# functions' frames (each at most once in a chain: none recurses) within GSHMEMI_REMOTE_STACK_PROXY
+# (the proxy's) and GSHMEMI_REMOTE_STACK_IBGDA (all) less GSHMEMI_REMOTE_STACK_KERNEL, and every
+# kernel's own frame, its direct calls included, within GSHMEMI_REMOTE_STACK_KERNEL. (The library's
+# collective kernels call the remote path directly, so ptxas sizes their stack: collectives/coll.cu.)
 # Usage: test_user_registers.sh SOURCE_DIR GPU_ARCH
 set -euo pipefail
 src=$(cd "$1" && pwd) arch=$2 limit=48
@@ -19,6 +25,9 @@ over_limit="putmem=55 getmem=55 putmem_nbi=55 getmem_nbi=55 putmem_signal=54 put
 putmem_warp=55 getmem_warp=55 putmem_nbi_warp=55 getmem_nbi_warp=55 putmem_signal_warp=54 putmem_signal_nbi_warp=54
 putmem_block=67 getmem_block=68 putmem_nbi_block=67 getmem_nbi_block=68 putmem_signal_block=67 putmem_signal_nbi_block=67
 float_put_block=67 barrier_all_block=68"
+stack_of() { sed -n "s/^#define $1 \([0-9]*\).*/\1/p" "$src/device/layout.h"; }
+kernel=$(stack_of GSHMEMI_REMOTE_STACK_KERNEL) proxy=$(stack_of GSHMEMI_REMOTE_STACK_PROXY) ibgda=$(stack_of GSHMEMI_REMOTE_STACK_IBGDA)
+[ -n "$kernel" ] && [ -n "$proxy" ] && [ -n "$ibgda" ] || { echo "test_user_registers: GSHMEMI_REMOTE_STACK_* not found in device/layout.h" >&2; exit 1; }
 status=0
 for file in user_registers.cu user_registers_nvshmem.cu; do
     kernels=$(grep -c '^USER_KERNEL(' "$src/test/unit/$file")
@@ -56,20 +65,6 @@ for file in user_registers.cu user_registers_nvshmem.cu; do
             if (seen != kernels) { printf "test_user_registers: ptxas reported %d kernels, %s has %d\n", seen, file, kernels; exit 1 }
             exit bad > 0
         }' || status=1
-done
-
-# The device stack of the remote path (device/layout.h): the far functions' frames (each at most
-# once in a chain: none recurses) within GSHMEMI_REMOTE_STACK_PROXY (the proxy's) and
-# GSHMEMI_REMOTE_STACK_IBGDA (all) less GSHMEMI_REMOTE_STACK_KERNEL, and every kernel's own frame,
-# its direct calls included, within GSHMEMI_REMOTE_STACK_KERNEL. (The library's collective kernels
-# call the remote path directly, so ptxas sizes their stack: collectives/coll.cu.)
-stack_of() { sed -n "s/^#define $1 \([0-9]*\).*/\1/p" "$src/device/layout.h"; }
-kernel=$(stack_of GSHMEMI_REMOTE_STACK_KERNEL) proxy=$(stack_of GSHMEMI_REMOTE_STACK_PROXY) ibgda=$(stack_of GSHMEMI_REMOTE_STACK_IBGDA)
-[ -n "$kernel" ] && [ -n "$proxy" ] && [ -n "$ibgda" ] || { echo "test_user_registers: GSHMEMI_REMOTE_STACK_* not found in device/layout.h" >&2; exit 1; }
-for file in user_registers.cu user_registers_nvshmem.cu; do
-    out=$("${NVCC:-nvcc}" -arch="sm_$arch" --std=c++17 -O3 -I"$src/include" -I"$src/include/nvshmem-compat" -I"$src" \
-          --resource-usage -c "$src/test/unit/$file" -o /dev/null 2>&1) ||
-        { echo "$out" >&2; echo "test_user_registers: $file: compile failed" >&2; exit 1; }
     echo "$out" | awk -v file="$file" -v kernel="$kernel" -v proxy="$proxy" -v ibgda="$ibgda" '
         /Function properties for/ { fn = $NF; next }
         /bytes stack frame/ && fn != "" { frame[fn] = $1; fn = ""; next }
