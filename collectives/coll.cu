@@ -175,12 +175,101 @@ extern "C" int gshmemi_coll_stream(const char *routine, shmem_team_t team, gshme
     return gshmemi_coll_launch(routine, team, a, dtype, op, (cudaStream_t)stream) == GSHMEMI_OK ? 0 : -1;
 }
 
+/* Picks the protocol and slices of a checked collective on team `t` and enqueues its kernel. */
+static int enqueue(const gshmemi_team_dev_t *t, gshmemi_coll_args_t *a, int dtype, int op, cudaStream_t stream)
+{
+    const size_t blk = a->nelems * a->es;
+    int slices, threads, parts = 1;
+
+    /* the protocol: the device rule, decided here once for all slices */
+    a->proto = gshmemi_pick_proto(a->kind, blk, gshmemi_proto_rule_of(gshmemi_runtime_dstate(), t));
+
+    if (a->proto == GSHMEMI_PROTO_DIRECT) {
+        size_t moved = a->kind == GSHMEMI_COLL_FCOLLECT || a->kind == GSHMEMI_COLL_ALLTOALL ? t->size * blk : blk;
+        size_t want = (moved + DIRECT_SLICE_BYTES - 1) / DIRECT_SLICE_BYTES;
+        const int same_size = a->kind != GSHMEMI_COLL_COLLECT && a->kind != GSHMEMI_COLL_ALLTOALLS;
+        const int most = gshmemi_direct_most(direct_ctas, moved, same_size);
+        slices = want < 1 ? 1 : want > (size_t)most ? most : (int)want;
+        if (!same_size) slices = most; /* sizes differ per PE */
+        threads = DIRECT_THREADS;
+    } else { /* a buffer's worth per slice and step */
+        /* A team with remote members runs routed SIMPLE steps, in its own geometry (policy.h):
+         * few slices of large chunks, each worked by a few CTAs (gshmemi_routed_parts). The copy
+         * backend's device-to-device copies may run on SMs (they waited while a kernel held every
+         * SM slot), so this kernel leaves most of them free. */
+        size_t per = t->has_remote                     ? gshmemi_simple_routed_chunk(t)
+                     : a->proto == GSHMEMI_PROTO_LL    ? GSHMEMI_LL_SLICE_DATA
+                     : a->proto == GSHMEMI_PROTO_LL128 ? GSHMEMI_LL128_SLICE_DATA
+                                                       : GSHMEMI_SIMPLE_CHUNK;
+        size_t chunks = (blk + per - 1) / per;
+        int most = t->has_remote ? gshmemi_simple_routed_slices(t) : gshmemi_proto_slices(t, a->proto);
+        slices = chunks < (size_t)most ? (int)chunks : most;
+        if (slices < 1) slices = 1;
+        if (t->has_remote) parts = gshmemi_routed_parts(slices, direct_ctas.most, blk < per ? blk : per);
+        threads = a->proto == GSHMEMI_PROTO_LL ? LL_THREADS : DIRECT_THREADS;
+    }
+    if (t->has_remote)
+        return launch(remote_kernel_of(a->kind, dtype), slices * parts, threads, stream, *t, *a,
+                      reduces(a->kind) ? op : (int)GSHMEMI_OP_NONE, slices);
+    return launch(kernel_of(a->kind, dtype, op), slices, threads, stream, *t, *a);
+}
+
+
+/* The world team's two levels, when the runtime has set them (gshmemi_coll_set_levels). */
+static struct {
+    gshmemi_team_dev_t host, across; /* size 0: none */
+} levels;
+
+extern "C" void gshmemi_coll_set_levels(const gshmemi_team_dev_t *host, const gshmemi_team_dev_t *across)
+{
+    if (host && across) levels.host = *host, levels.across = *across;
+    else memset(&levels, 0, sizeof(levels));
+}
+
+/* A world reduction in two levels, on the stream, four collectives of the private teams: with L
+ * PEs a host and H hosts, the result cut into L parts of H pieces (the tail that does not divide
+ * goes the one-level way):
+ *   1. reduce-scatter within the host (loads and stores): this PE's part of every host-mate's source
+ *      reduced into its place in dest;
+ *   2. reduce-scatter across hosts (through the proxy): the part's pieces, this PE's piece reduced
+ *      in place;
+ *   3. all-gather across hosts: the part's reduced pieces from every host;
+ *   4. all-gather within the host: the parts.
+ * Each step reads and writes only what no other PE's step touches at the same time: a member
+ * reduces, or sends, its own piece in place while its peers read and write the others, and the
+ * requests the proxy still serves read pieces this PE does not write. */
+static int reduce_in_levels(const gshmemi_team_dev_t *world, gshmemi_coll_args_t *a, int dtype, int op, cudaStream_t stream)
+{
+    const gshmemi_team_dev_t *host = &levels.host, *across = &levels.across;
+    const size_t es = a->es, L = (size_t)host->size, H = (size_t)across->size;
+    const size_t unit = es >= 16 ? 1 : 16 / es;                /* a piece stays 16-byte aligned */
+    const size_t piece = a->nelems / (L * H * unit) * unit;    /* elements of a piece */
+    const size_t part = piece * H, main = part * L, tail = a->nelems - main;
+    char *dest = (char *)a->dest;
+    const char *src = (const char *)a->src;
+    char *mine = dest + (size_t)host->my_idx * part * es, *my_piece = mine + (size_t)across->my_idx * piece * es;
+    gshmemi_coll_args_t s = *a;
+
+    if (piece == 0) return enqueue(world, a, dtype, op, stream);
+    s.kind = GSHMEMI_COLL_REDUCESCATTER, s.dest = mine, s.src = src, s.nelems = part;
+    GSHMEMI_CHECK(enqueue(host, &s, dtype, op, stream));
+    s.kind = GSHMEMI_COLL_REDUCESCATTER, s.dest = my_piece, s.src = mine, s.nelems = piece;
+    GSHMEMI_CHECK(enqueue(across, &s, dtype, op, stream));
+    s.kind = GSHMEMI_COLL_FCOLLECT, s.dest = mine, s.src = my_piece, s.nelems = piece;
+    GSHMEMI_CHECK(enqueue(across, &s, dtype, op, stream));
+    s.kind = GSHMEMI_COLL_FCOLLECT, s.dest = dest, s.src = mine, s.nelems = part;
+    GSHMEMI_CHECK(enqueue(host, &s, dtype, op, stream));
+    if (!tail) return GSHMEMI_OK;
+    s = *a;
+    s.dest = dest + main * es, s.src = src + main * es, s.nelems = tail;
+    return enqueue(world, &s, dtype, op, stream);
+}
+
 extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op,
                                    cudaStream_t stream)
 {
     const gshmemi_team_dev_t *t = gshmemi_team_member(team, routine);
     size_t dbytes, sbytes, blk = a->nelems * a->es;
-    int slices, threads, parts = 1;
 
     if (!t) return GSHMEMI_ERR_INVALID;
     if (a->kind == GSHMEMI_COLL_BROADCAST && (a->root < 0 || a->root >= t->size)) {
@@ -214,39 +303,10 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
         GSHMEMI_ERROR("coll", "%s: %s", routine, remote_why);
         return GSHMEMI_ERR_UNSUPPORTED;
     }
-    /* the protocol: the device rule, decided here once for all slices */
-    a->proto = gshmemi_pick_proto(a->kind, blk, gshmemi_proto_rule_of(gshmemi_runtime_dstate(), t));
-
-    if (a->proto == GSHMEMI_PROTO_DIRECT) {
-        size_t moved = a->kind == GSHMEMI_COLL_FCOLLECT || a->kind == GSHMEMI_COLL_ALLTOALL ? t->size * blk : blk;
-        size_t want = (moved + DIRECT_SLICE_BYTES - 1) / DIRECT_SLICE_BYTES;
-        const int same_size = a->kind != GSHMEMI_COLL_COLLECT && a->kind != GSHMEMI_COLL_ALLTOALLS;
-        const int most = gshmemi_direct_most(direct_ctas, moved, same_size);
-        slices = want < 1 ? 1 : want > (size_t)most ? most : (int)want;
-        if (!same_size) slices = most; /* sizes differ per PE */
-        threads = DIRECT_THREADS;
-    } else { /* a buffer's worth per slice and step */
-        /* A team with remote members runs routed SIMPLE steps, in its own geometry (policy.h):
-         * few slices of large chunks, each worked by a few CTAs (gshmemi_routed_parts). The copy
-         * backend's device-to-device copies may run on SMs (they waited while a kernel held every
-         * SM slot), so this kernel leaves most of them free. */
-        size_t per = t->has_remote                     ? gshmemi_simple_routed_chunk(t)
-                     : a->proto == GSHMEMI_PROTO_LL    ? GSHMEMI_LL_SLICE_DATA
-                     : a->proto == GSHMEMI_PROTO_LL128 ? GSHMEMI_LL128_SLICE_DATA
-                                                       : GSHMEMI_SIMPLE_CHUNK;
-        size_t chunks = (blk + per - 1) / per;
-        int most = t->has_remote ? gshmemi_simple_routed_slices(t) : gshmemi_proto_slices(t, a->proto);
-        slices = chunks < (size_t)most ? (int)chunks : most;
-        if (slices < 1) slices = 1;
-        if (t->has_remote) parts = gshmemi_routed_parts(slices, direct_ctas.most, blk < per ? blk : per);
-        threads = a->proto == GSHMEMI_PROTO_LL ? LL_THREADS : DIRECT_THREADS;
-    }
-    if (t->has_remote)
-        return launch(remote_kernel_of(a->kind, dtype), slices * parts, threads, stream, *t, *a,
-                      reduces(a->kind) ? op : (int)GSHMEMI_OP_NONE, slices);
-    return launch(k, slices, threads, stream, *t, *a);
+    if (team == SHMEM_TEAM_WORLD && a->kind == GSHMEMI_COLL_REDUCE && levels.host.size && blk >= gshmemi_env.COLL_LEVELS_MIN)
+        return reduce_in_levels(t, a, dtype, op, stream);
+    return enqueue(t, a, dtype, op, stream);
 }
-
 /* ROUTED: the team has remote members, or this PE has a remote transport whose requests the
  * barrier completes first; else the P2P kernel, with no remote code (as the collectives'). */
 template <bool ROUTED> static __global__ void barrier_kernel(gshmemi_team_dev_t t)

@@ -18,6 +18,10 @@ int gshmemi_launch_quiet(cudaStream_t stream);
  * the runtime sets it at init (GSHMEM_COLL_CTAS, or gshmemi_direct_ctas_auto). */
 struct gshmemi_direct_ctas;
 void gshmemi_coll_set_ctas(const struct gshmemi_direct_ctas *ctas);
+/* The world team's two levels (device/coll/policy.h, gshmemi_levels_block): private teams of this
+ * host's PEs and of this local index across hosts, set by the runtime at init; NULL, NULL: none. */
+struct gshmemi_team_dev;
+void gshmemi_coll_set_levels(const struct gshmemi_team_dev *host, const struct gshmemi_team_dev *across);
 /* Checks the arguments of a collective, picks its protocol and slices, and enqueues it. */
 int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op,
                         cudaStream_t stream);

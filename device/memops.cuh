@@ -69,11 +69,11 @@ GSHMEMI_DEFINE_ST(release, 64)
 #undef GSHMEMI_DEFINE_LD
 #undef GSHMEMI_DEFINE_ST
 
+/* A release fence at system scope: with the strong (relaxed .sys) writes that follow it in this
+ * thread, a release of each (PTX memory model: a release pattern), and those writes do not wait
+ * for each other, as a release's fence does for the writes before it. */
+GSHMEMI_DEV void gshmemi_fence_release_sys(void) { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
 /* Adds 1 to a counter, with no value returned: the signaller needs no count of its own. */
-GSHMEMI_DEV void gshmemi_red_release_inc_u64(void *p)
-{
-    asm volatile("red.release.sys.global.add.u64 [%0], 1;" ::"l"(p) : "memory");
-}
 GSHMEMI_DEV void gshmemi_red_relaxed_inc_u64(void *p)
 {
     asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;" ::"l"(p) : "memory");

@@ -39,7 +39,7 @@ GSHMEMI_DEV uint64_t gshmemi_team_next_seq(const gshmemi_team_dev_t &t, int slic
  * that round of this slice's q-th sync. The signal carries no count, so the count (t.seq, sync
  * half) is read while the signal flies, not before its release. Over NVLink a
  * release waits for the previous signal's acknowledgement, so a barrier takes about one round
- * trip (2x H200: raw release/acquire ping 1.34-1.46 us).
+ * trip.
  * The group's threads share the j's of a round. `ordered`: the signals are releases and the
  * waits acquires at system scope (a barrier); without, both are relaxed (about 0.6 us less on
  * NVLink), for syncs that only need to know the others arrived.
@@ -70,6 +70,10 @@ GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int sli
     for (int dist = 1; dist < n; dist *= k) {
         int nj = dist == 1 ? n - 1 : (n - 1) / dist;
         if (nj > k - 1) nj = k - 1;
+        /* an ordered signal is a release: one fence, then relaxed increments, so a thread that
+         * signals several members (a thread-scope barrier of more than 2) does not wait for each
+         * signal's acknowledgement before the next */
+        if (ordered && 1 + (int)tid <= nj) gshmemi_fence_release_sys();
         for (int j = 1 + (int)tid; j <= nj; j += (int)nt) {
             /* (r + j * dist) % n without a division on the one-round path */
             int to = r + j * dist < n ? r + j * dist : (r + j * dist) % n;
@@ -77,7 +81,6 @@ GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int sli
             /* remote: this PE is the word's only writer and the count is the same on every
              * member, so the increment is a store of the new count (no atomic at the target) */
             if (ROUTED && !f) gshmemi_remote_p(flags + word + j - 1, *(volatile uint64_t *)count + 1, sizeof(uint64_t), gshmemi_team_pe(t, to), "team sync");
-            else if (ordered) gshmemi_red_release_inc_u64(f);
             else gshmemi_red_relaxed_inc_u64(f);
         }
         /* read after the first signal, whose release would otherwise wait for the load */

@@ -38,7 +38,7 @@ extern "C" {
     X(PEER_TIMEOUT, seconds, "60", RANGE(GSHMEMI_ENV_SECONDS_MIN, GSHMEMI_ENV_SECONDS_MAX), "Seconds a host-side wait on a same-host peer (heap growth handles) may take") \
     X(DEVICE_WAIT_TIMEOUT, seconds, "120", RANGE(GSHMEMI_ENV_SECONDS_MIN, GSHMEMI_ENV_SECONDS_MAX), "Seconds a device-side wait on another PE (barrier, wait_until) may spin before it reports and traps") \
     X(DEBUG_CHECKS, int, "0", RANGE(0, 1), "1: every device call checks its PE and symmetric address and traps with a report on a violation") \
-    X(MAX_TEAMS, int, "32", RANGE(4, 64), "Teams that can exist at once, the predefined four included; each owns a pSync slot") \
+    X(MAX_TEAMS, int, "32", RANGE(4, 64), "Teams that can exist at once, the predefined four included, and the two private teams of world reductions in two levels where a job has them (GSHMEM_COLL_LEVELS_MIN); each owns a pSync slot") \
     X(BARRIER_RADIX, int, "32", RANGE(2, 32), "Radix of the dissemination barrier/sync, clamped to the team size: 32 gives one round up to 32 PEs") \
     X(COLL_PROTO, proto, "auto", ANY, "Collective protocol: auto | ll | ll128 | simple | direct (forces one, for tests and tuning; ll128 and simple only where the team has their buffers)") \
     X(COLL_LL_MAX, size, "64K", ANY, "Largest block, in bytes, that collectives send by LL") \
@@ -47,6 +47,7 @@ extern "C" {
     X(COLL_ONESHOT_MAX, size, "1T", ANY, "Largest block, in bytes, of a direct reduction of 2 PEs done one-shot (each PE reads the other's whole source) instead of two-shot") \
     X(COLL_PUSH_MIN, size, "1M", ANY, "Smallest block, in bytes, that DIRECT fcollect and alltoall move by stores into the peers instead of loads from them") \
     X(COLL_PUSH_REDUCE_MIN, size, "16M", ANY, "Smallest block, in bytes, of an on-stream 2-PE reduction into a separate dest done two-shot by stores instead of one-shot by loads") \
+    X(COLL_LEVELS_MIN, size, "256K", ANY, "Smallest result, in bytes, of a world-team reduction that a job spanning hosts runs in two levels (reduce-scatter and all-gather within each host and across hosts, so one host's share crosses between hosts) instead of one routed exchange among all PEs; for hosts of equal blocks of consecutive PEs that reach each other by loads and stores") \
     X(COLL_CTAS, int, "0", RANGE(0, GSHMEMI_COLL_SLICES), "Most CTAs (slices) of one on-stream DIRECT collective; 0 (auto): 128, but where PEs share this GPU half the SMs this PE may use (its MPS share) below 32 MiB moved a PE; the job takes the least over its PEs") \
     X(COLL_PDL, int, "1", RANGE(0, 1), "1: on-stream collectives and barriers use programmatic dependent launch, so their launch overlaps the previous kernel's tail; 0: plain launches") \
     X(BOOTSTRAP_IFNAME, string, "", CHECK(ifname_text, "empty or an interface name: 1..15 printable characters, no space or '/'"), "Interface whose IPv4 address rank 0 of a unique-id job listens on (e.g. eth0); unset: the first one that is up. gshmemrun, whose PEs are all local, always uses 127.0.0.1") \

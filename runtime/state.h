@@ -17,6 +17,7 @@ extern "C" {
 /* A team slot on the host: the device descriptor (device addresses) and whether it is taken. */
 typedef struct {
     int in_use;
+    int internal; /* the collectives' own (the world team's levels): no handle reaches it */
     gshmemi_team_dev_t dev;
 } gshmemi_team_host_t;
 
@@ -57,6 +58,7 @@ typedef struct {
     uint64_t *d_simple_steps;      /* the world team's SIMPLE step counters (device memory) */
     char *team_simple_pool;        /* symmetric: the other team slots' SIMPLE buffers (jobs with remote members) */
     uint64_t *d_team_simple_steps; /* their step counters, [max_teams][slices] (device memory) */
+    uint64_t *d_levels_steps;      /* the step counters of the world team's level across hosts (device memory) */
 } gshmemi_state_t;
 
 extern gshmemi_state_t gshmemi_state;

@@ -154,6 +154,57 @@ static void host_pes(int *start, int *stride, int *size)
     *start = st->local_pe[0], *stride = s, *size = n;
 }
 
+/* The world team's two levels (collectives/launch.h, gshmemi_coll_set_levels): two private teams
+ * in the two highest slots, where gshmemi_levels_block finds the shape and every
+ * PE reaches its host's PEs by loads and stores: this host's PEs, and the PEs of this local index
+ * on every host. The second runs its routed steps in the world team's SIMPLE buffers and chunk
+ * (large steps through the proxy, the pace the world's own routed steps have): it only runs inside
+ * a world collective, which holds those buffers; its flags, credits and step counters are its own. */
+static int levels_init(void)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    const int host_slot = st->max_teams - 2, across_slot = st->max_teams - 1;
+    uint64_t *hash;
+    int block, p2p = 1, *all = NULL, rc = GSHMEMI_OK;
+
+    gshmemi_coll_set_levels(NULL, NULL);
+    if (!st->job_has_remote || !st->simple_pool || !st->team_simple_pool || host_slot < FIRST_USER_TEAM) return GSHMEMI_OK;
+    hash = calloc((size_t)st->n_pes, sizeof(*hash));
+    all = calloc((size_t)st->n_pes, sizeof(*all));
+    if (!hash || !all) rc = GSHMEMI_ERR_NOMEM;
+    for (int pe = 0; pe < st->n_pes && rc == GSHMEMI_OK; pe++) hash[pe] = st->peers[pe].host_hash;
+    block = rc == GSHMEMI_OK ? gshmemi_levels_block(hash, st->n_pes) : 0; /* device/coll/policy.h */
+    if (block) {
+        const int first = st->my_pe / block * block;
+        for (int pe = first; pe < first + block; pe++) p2p &= st->peer_base[pe] != NULL;
+        all[st->my_pe] = p2p;
+        rc = st->bs->allgather(st->bs, all, sizeof(*all)); /* every host's PEs by loads and stores */
+        for (int pe = 0; pe < st->n_pes && rc == GSHMEMI_OK; pe++) block = all[pe] ? block : 0;
+    }
+    free(hash);
+    free(all);
+    if (rc != GSHMEMI_OK || !block) return rc;
+
+    GSHMEMI_CHECK(team_fill(host_slot, st->my_pe / block * block, 1, block));
+    GSHMEMI_CHECK(team_fill(across_slot, st->my_pe % block, block, st->n_pes / block));
+    gshmemi_team_host_t *host = &st->teams[host_slot], *across = &st->teams[across_slot];
+    const gshmemi_team_dev_t *w = &st->teams[SHMEM_TEAM_WORLD].dev;
+    host->internal = across->internal = 1;
+    /* the world's routed geometry over fewer members: [slot][slice][size][chunk] fits its buffer,
+     * and [slice][size] flags fit the slot's flag area (sized for [slices][n_pes]) */
+    GSHMEMI_CUDACHECK(cudaMalloc((void **)&st->d_levels_steps, GSHMEMI_SIMPLE_ROUTED_SLICES * sizeof(uint64_t)));
+    GSHMEMI_CUDACHECK(cudaMemset(st->d_levels_steps, 0, GSHMEMI_SIMPLE_ROUTED_SLICES * sizeof(uint64_t)));
+    across->dev.simple = w->simple;
+    across->dev.simple_slices = w->routed_slices;
+    across->dev.routed_slices = w->routed_slices;
+    across->dev.routed_chunk = w->routed_chunk;
+    across->dev.simple_steps = st->d_levels_steps;
+    GSHMEMI_CUDACHECK(cudaMemcpy(&st->d_teams[across_slot], &across->dev, sizeof(across->dev), cudaMemcpyHostToDevice));
+    gshmemi_coll_set_levels(&host->dev, &across->dev);
+    GSHMEMI_INFO("team", "world collectives in two levels: %d hosts of %d PEs", st->n_pes / block, block);
+    return GSHMEMI_OK;
+}
+
 int gshmemi_teams_init(void)
 {
     gshmemi_state_t *st = &gshmemi_state;
@@ -215,7 +266,7 @@ int gshmemi_teams_init(void)
     }
     st->dstate.max_teams = st->max_teams;
     st->dstate.teams = st->d_teams;
-    return GSHMEMI_OK;
+    return levels_init();
 }
 
 void gshmemi_teams_fini(void)
@@ -226,6 +277,8 @@ void gshmemi_teams_fini(void)
     cudaFree(st->d_simple_steps);
     if (st->team_mask) cudaFreeHost(st->team_mask);
     cudaFree(st->d_team_simple_steps);
+    cudaFree(st->d_levels_steps);
+    gshmemi_coll_set_levels(NULL, NULL);
     free(st->teams);
 }
 
@@ -233,7 +286,7 @@ const gshmemi_team_dev_t *gshmemi_team_lookup(shmem_team_t team, const char *rou
 {
     gshmemi_state_t *st = &gshmemi_state;
     if (!gshmemi_require_init("team", routine)) return NULL;
-    if (team < 0 || team >= st->max_teams || !st->teams[team].in_use) {
+    if (team < 0 || team >= st->max_teams || !st->teams[team].in_use || st->teams[team].internal) {
         GSHMEMI_ERROR("team", "%s: team %d is not a valid team handle of this PE", routine, team);
         return NULL;
     }
@@ -253,7 +306,7 @@ const gshmemi_team_dev_t *gshmemi_team_member(shmem_team_t team, const char *rou
 int gshmemi_host_team_my_pe(shmem_team_t team)
 {
     gshmemi_state_t *st = &gshmemi_state;
-    if (!st->initialized || team < 0 || team >= st->max_teams || !st->teams[team].in_use) return -1;
+    if (!st->initialized || team < 0 || team >= st->max_teams || !st->teams[team].in_use || st->teams[team].internal) return -1;
     return st->teams[team].dev.my_idx;
 }
 

@@ -138,17 +138,24 @@ GSHMEMI_DEV void gshmemi_direct_body(const gshmemi_team_dev_t &t, const gshmemi_
         gshmemi_copy(dst + lo, (const char *)gshmemi_peer_ptr_raw(src, gshmemi_team_pe(t, a.root)) + lo, hi - lo, tid, nt);
         break;
     case GSHMEMI_COLL_FCOLLECT:
-    case GSHMEMI_COLL_ALLTOALL:
+    case GSHMEMI_COLL_ALLTOALL: {
         /* Every slice takes its share of every block, the peers' first and its own last: all
-         * CTAs pull over NVLink (split by block, the CTAs of the local copy would idle early). */
+         * CTAs pull over NVLink (split by block, the CTAs of the local copy would idle early).
+         * An fcollect in place (the library's own, collectives/coll.cu: each member's block
+         * already at its place in dest, so the source is not at one address on every member)
+         * pulls a member's block from its dest. */
+        const bool in_place = a.kind == GSHMEMI_COLL_FCOLLECT && src == dst + (size_t)me * blk;
         gshmemi_slice_range(blk, blk % 16 ? 1 : 16, slice, nslices, &lo, &hi);
         for (int i = 1; i <= n; i++) {
             int m = (me + i) % n, pe = gshmemi_team_pe(t, m);
             size_t at = a.kind == GSHMEMI_COLL_ALLTOALL ? (size_t)(push ? m : me) * blk : 0;
+            if (in_place && m == me) continue;
             if (push) gshmemi_copy((char *)gshmemi_peer_ptr_raw(dst, pe) + (size_t)me * blk + lo, src + at + lo, hi - lo, tid, nt);
+            else if (in_place) gshmemi_copy(dst + (size_t)m * blk + lo, (const char *)gshmemi_peer_ptr_raw(dst, pe) + (size_t)m * blk + lo, hi - lo, tid, nt);
             else gshmemi_copy(dst + (size_t)m * blk + lo, (const char *)gshmemi_peer_ptr_raw(src, pe) + at + lo, hi - lo, tid, nt);
         }
         break;
+    }
     case GSHMEMI_COLL_ALLTOALLS:
         gshmemi_slice_range(a.nelems, 1, slice, nslices, &lo, &hi);
         for (int i = 0; i < n; i++) {

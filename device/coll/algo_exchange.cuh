@@ -26,6 +26,9 @@ template <int OP, typename T, bool DYN = false> struct gshmemi_exchange {
 
     GSHMEMI_DEVM bool reduces() const { return DYN ? op != GSHMEMI_OP_NONE : OP != GSHMEMI_OP_NONE; }
     GSHMEMI_DEVM size_t blk() const { return a.nelems * a.es; } /* bytes of one block */
+    /* a reduction into its own source: the protocol must not let the result overwrite a chunk
+     * still being sent */
+    GSHMEMI_DEVM bool in_place() const { return reduces() && a.kind == GSHMEMI_COLL_REDUCE && a.dest == a.src; }
     GSHMEMI_DEVM bool bcast() const { return !reduces() && a.kind == GSHMEMI_COLL_BROADCAST; } /* only the root sends */
     /* alltoall, reducescatter: block `to` of the source goes to member `to` */
     GSHMEMI_DEVM bool per_dest() const

@@ -222,4 +222,24 @@ GSHMEMI_HD_INLINE int gshmemi_proto_slices(const gshmemi_team_dev_t *t, int prot
     }
 }
 
+/* The world team's two levels: where a job spans hosts of the same number of PEs, each host a
+ * block of consecutive PEs whose members all reach each other by loads and stores, a large world
+ * reduction runs as reduce-scatter and all-gather within hosts and across them, so only a host's
+ * share of the data crosses the proxy (collectives/coll.cu). The PEs of a block, from every PE's
+ * host identity (the same answer on every PE); 0 where the job is not of that shape. */
+GSHMEMI_HD_INLINE int gshmemi_levels_block(const uint64_t *host_hash, int n_pes)
+{
+    int block = 1;
+    while (block < n_pes && host_hash[block] == host_hash[0]) block++;
+    if (block < 2 || block >= n_pes || n_pes % block) return 0;
+    for (int pe = block; pe < n_pes; pe++) {
+        const int first = pe / block * block;
+        if (host_hash[pe] != host_hash[first]) return 0; /* a block holds one host */
+        if (pe == first)
+            for (int b = 0; b < first; b += block)
+                if (host_hash[b] == host_hash[pe]) return 0; /* and a host one block */
+    }
+    return block;
+}
+
 #endif

@@ -65,6 +65,7 @@ template <bool ROUTED> struct gshmemi_simple {
     size_t off, len;
     unsigned tid, nt;
     int part, nparts; /* ROUTED: this CTA among those of the slice; 0 of 1 otherwise */
+    bool stage;       /* ROUTED: the proxy reads the chunk from a copy (an in-place reduction) */
 
     GSHMEMI_DEVM unit share() const
     {
@@ -111,16 +112,28 @@ template <bool ROUTED> struct gshmemi_simple {
             }
         gshmemi_scope_sync(scope);
         const unit u = share();
+        char *const slot = gshmemi_simple_slot<ROUTED>(t, step, slice, me);
+        /* In place, the proxy would read the chunk after this PE has stored the step's result over
+         * it: it reads a copy in this PE's own slot of the step (nobody sends there), free again
+         * once every member has credited the step, as every slot is. */
+        if (ROUTED && stage) gshmemi_copy(slot + u.sub, chunk_for(me) + u.sub, u.len, tid, nt);
+        auto post = [&](int i) { /* one request carries the chunk and, after it, the flag */
+            gshmemi_remote_put_signal(slot, ROUTED && stage ? slot : chunk_for((me + i) % n), len,
+                                      t.simple_flags + (size_t)slice * n + me, step, SHMEM_SIGNAL_SET,
+                                      gshmemi_team_pe(t, (me + i) % n), 0, "SIMPLE collective");
+        };
         for (int i = 1; i < n; i++) {
-            int to = (me + i) % n;
-            char *slot = gshmemi_simple_slot<ROUTED>(t, step, slice, me), *d = (char *)gshmemi_peer_ptr_raw(slot, gshmemi_team_pe(t, to));
-            if (!ROUTED || d) gshmemi_copy(d + u.sub, chunk_for(to) + u.sub, u.len, tid, nt);
-            else if (part == 0 && tid == (unsigned)i % nt) /* one request carries the chunk and, after it, the flag */
-                gshmemi_remote_put_signal(slot, chunk_for(to), len, t.simple_flags + (size_t)slice * n + me, step, SHMEM_SIGNAL_SET,
-                                         gshmemi_team_pe(t, to), 0, "SIMPLE collective");
+            char *d = (char *)gshmemi_peer_ptr_raw(slot, gshmemi_team_pe(t, (me + i) % n));
+            if (!ROUTED || d) gshmemi_copy(d + u.sub, chunk_for((me + i) % n) + u.sub, u.len, tid, nt);
+            else if (!stage && part == 0 && tid == (unsigned)i % nt) post(i);
         }
         gshmemi_scope_sync(scope);
-        if (gather(0)) gshmemi_simple_tell<ROUTED>(t, t.simple_flags, slice, step, true, tid, nt);
+        if (gather(0)) { /* every part's stores are done, the copy's too */
+            if (ROUTED && stage)
+                for (int i = 1; i < n; i++)
+                    if (tid == (unsigned)i % nt && !gshmemi_peer_ptr_raw(slot, gshmemi_team_pe(t, (me + i) % n))) post(i);
+            gshmemi_simple_tell<ROUTED>(t, t.simple_flags, slice, step, true, tid, nt);
+        }
     }
     /* Wait for the senders' flags (only the root's for a broadcast), reduce or copy out of the
      * slots, credit every member (all of them, so credits advance alike whoever sent: a
@@ -179,7 +192,8 @@ GSHMEMI_DEV void gshmemi_simple_slice(const gshmemi_team_dev_t &t, size_t blk, i
     const uint64_t base = *(volatile uint64_t *)(t.simple_steps + slice);
     auto step = [&](uint64_t s, uint64_t j) { /* step number s carries chunk j */
         const size_t off = first + j * stride;
-        return gshmemi_simple<ROUTED>{t, slice, scope, s, off, blk - off < chunk ? blk - off : chunk, tid, nt, part, nparts};
+        return gshmemi_simple<ROUTED>{t, slice, scope, s, off, blk - off < chunk ? blk - off : chunk, tid, nt, part, nparts,
+                                      ROUTED && algo.in_place()};
     };
     for (uint64_t j = 0; j <= steps; j++) {
         if (j < steps) algo.send(step(base + j + 1, j));

@@ -99,27 +99,32 @@ static int index_in(const team_info &t, int pe)
 }
 
 /* ---- reductions: one (op, type) on stream and on the host ---- */
+enum { REDUCE = 0, REDUCESCATTER = 1, REDUCE_IN_PLACE = 2 }; /* check_reduce's `scatter` */
 template <int OP, typename T>
 static void check_reduce(const team_info &t, const char *name, int (*on_stream)(shmem_team_t, T *, const T *, size_t, cudaStream_t),
                          int (*host)(shmem_team_t, T *, const T *, size_t), size_t n, int scatter)
 {
     /* every PE allocates (a world collective); only members call and check */
     const int idx = index_in(t, me), tn = (int)t.pes.size();
-    const size_t ns = scatter ? n * tn : n;
+    const size_t ns = scatter == REDUCESCATTER ? n * tn : n;
     T *src = (T *)shmem_malloc(ns * sizeof(T)), *dest = (T *)shmem_malloc(n * sizeof(T) + 16);
     std::vector<T> got(n), want(n);
 
+    if (scatter == REDUCE_IN_PLACE) shmem_free(dest), dest = src;
     fill_kernel<T><<<64, 256>>>(src, ns, me, OP);
     GT_CUDA(cudaGetLastError());
     GT_CUDA(cudaDeviceSynchronize());
     std::vector<T> vals(tn);
     for (size_t i = 0; i < n && idx >= 0; i++) {
-        size_t at = scatter ? (size_t)idx * n + i : i;
+        size_t at = scatter == REDUCESCATTER ? (size_t)idx * n + i : i;
         for (int m = 0; m < tn; m++) vals[m] = value_of<T>(t.pes[m], at, OP);
         want[i] = expect_reduce<T>(OP, vals);
     }
     for (int form = 0; form < 2; form++) {
-        GT_CUDA(cudaMemset(dest, 0, n * sizeof(T)));
+        if (scatter == REDUCE_IN_PLACE) fill_kernel<T><<<64, 256>>>(src, ns, me, OP); /* the last form's result */
+        else GT_CUDA(cudaMemset(dest, 0, n * sizeof(T)));
+        GT_CUDA(cudaGetLastError());
+        GT_CUDA(cudaDeviceSynchronize());
         shmem_barrier_all();
         if (idx < 0) continue;
         int rc = form == 0 ? on_stream(t.team, dest, src, n, s1) : host(t.team, dest, src, n);
@@ -134,7 +139,7 @@ static void check_reduce(const team_info &t, const char *name, int (*on_stream)(
     }
     shmem_barrier_all();
     shmem_free(src);
-    shmem_free(dest);
+    if (dest != src) shmem_free(dest);
 }
 
 #define REDUCE_ONE(op, OPC, name, T, DT)                                                                               \
@@ -454,7 +459,15 @@ int main(int argc, char **argv)
     check_reduce<GSHMEMI_OP_MAX, double>(world, "double_max 1 MiB", shmemx_double_max_reduce_on_stream, shmem_double_max_reduce,
                                          (1u << 20) / 8, 0);
     check_reduce<GSHMEMI_OP_SUM, float>(world, "float_sum reducescatter 4 MiB", shmemx_float_sum_reducescatter_on_stream,
-                                        shmem_float_sum_reducescatter, (4u << 20) / 4, 1);
+                                        shmem_float_sum_reducescatter, (4u << 20) / 4, REDUCESCATTER);
+    /* in place, and counts that do not divide into the PEs (a job spanning hosts reduces these in
+     * two levels, the tail the one-level way) */
+    check_reduce<GSHMEMI_OP_SUM, float>(world, "float_sum 8 MiB + 5 in place", shmemx_float_sum_reduce_on_stream,
+                                        shmem_float_sum_reduce, (8u << 20) / 4 + 5, REDUCE_IN_PLACE);
+    check_reduce<GSHMEMI_OP_MAX, int>(world, "int_max 1 MiB + 3", shmemx_int_max_reduce_on_stream, shmem_int_max_reduce,
+                                      (1u << 20) / 4 + 3, REDUCE);
+    check_reduce<GSHMEMI_OP_SUM, double>(world, "double_sum 37 in place", shmemx_double_sum_reduce_on_stream,
+                                         shmem_double_sum_reduce, 37, REDUCE_IN_PLACE);
 
     /* data movement: kinds x element sizes x sizes x forms */
     const size_t counts[] = {1, 7, 1000, 100003};

@@ -317,11 +317,31 @@ static void test_group(void **state)
 #undef GROUP
 }
 
+/* The world team's two levels: hosts of equal blocks of consecutive PEs, at least two of each. */
+static void test_levels_block(void **state)
+{
+    (void)state;
+    const uint64_t two_by_two[] = {7, 7, 9, 9}, four_by_two[] = {1, 1, 2, 2, 3, 3, 4, 4}, two_by_four[] = {5, 5, 5, 5, 6, 6, 6, 6};
+    const uint64_t one_host[] = {3, 3, 3, 3}, singles[] = {1, 2, 3, 4}, uneven[] = {1, 1, 2, 2, 2, 2};
+    const uint64_t interleaved[] = {1, 2, 1, 2}, host_twice[] = {1, 1, 2, 2, 1, 1}, split_block[] = {1, 1, 2, 3};
+    assert_int_equal(gshmemi_levels_block(two_by_two, 4), 2);
+    assert_int_equal(gshmemi_levels_block(four_by_two, 8), 2);
+    assert_int_equal(gshmemi_levels_block(two_by_four, 8), 4);
+    assert_int_equal(gshmemi_levels_block(one_host, 4), 0);   /* one level only */
+    assert_int_equal(gshmemi_levels_block(singles, 4), 0);    /* nothing to do within a host */
+    assert_int_equal(gshmemi_levels_block(uneven, 6), 0);     /* hosts of 2 and 4 */
+    assert_int_equal(gshmemi_levels_block(interleaved, 4), 0); /* a host's PEs not consecutive */
+    assert_int_equal(gshmemi_levels_block(host_twice, 6), 0);  /* a host in two blocks */
+    assert_int_equal(gshmemi_levels_block(split_block, 4), 0); /* a block of two hosts */
+    assert_int_equal(gshmemi_levels_block(two_by_two, 1), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_auto), cmocka_unit_test(test_shapes_and_forcing),
                                        cmocka_unit_test(test_direct_push), cmocka_unit_test(test_group),
                                        cmocka_unit_test(test_reach),
-        cmocka_unit_test(test_remote), cmocka_unit_test(test_routed_geometry), cmocka_unit_test(test_oneshot), cmocka_unit_test(test_bcast_relay), cmocka_unit_test(test_routed_parts), cmocka_unit_test(test_direct_ctas)};
+        cmocka_unit_test(test_remote), cmocka_unit_test(test_routed_geometry), cmocka_unit_test(test_oneshot), cmocka_unit_test(test_bcast_relay), cmocka_unit_test(test_routed_parts), cmocka_unit_test(test_direct_ctas),
+        cmocka_unit_test(test_levels_block)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
