@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../runtime/env.h"
-#include "../runtime/log.h"
+#include "../runtime/base/env.h"
+#include "../runtime/base/log.h"
 
 gshmemi_ibv_t gshmemi_ibv;
 

@@ -21,8 +21,8 @@
 
 #include "stderr_capture.h"
 
-#include "runtime/env.h"
-#include "runtime/log.h"
+#include "runtime/base/env.h"
+#include "runtime/base/log.h"
 #include "transports/ibgda/mlx5_prm.h"
 #include "transports/ibgda/setup.h"
 

@@ -26,8 +26,8 @@
 #include "fake_ibverbs.h"
 #include "stderr_capture.h"
 
-#include "runtime/env.h"
-#include "runtime/log.h"
+#include "runtime/base/env.h"
+#include "runtime/base/log.h"
 #include "transports/proxy/backend.h"
 #include "transports/proxy/hostreq.h"
 #include "transports/proxy/verbs.h"

@@ -18,8 +18,8 @@
 
 #include "stderr_capture.h"
 
-#include "runtime/env.h"
-#include "runtime/log.h"
+#include "runtime/base/env.h"
+#include "runtime/base/log.h"
 #include "transports/proxy/backend.h"
 #include "transports/proxy/verbs.h"
 

@@ -48,8 +48,8 @@
 
 #include "../../device/ibgda_ring.h" /* gshmemi_ibgda_collapsed_done */
 #include "../../device/layout.h"
-#include "../../runtime/clock.h"
-#include "../../runtime/env.h"
+#include "../../runtime/base/clock.h"
+#include "../../runtime/base/env.h"
 #include "../p2p/p2p.h"
 #include "../proxy/backend.h"
 #include "../route.h"

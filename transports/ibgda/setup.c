@@ -19,8 +19,8 @@
 #include <string.h>
 #include <infiniband/mlx5dv.h>
 
-#include "../../runtime/env.h"
-#include "../../runtime/log.h"
+#include "../../runtime/base/env.h"
+#include "../../runtime/base/log.h"
 #include "../ibv_lib.h"
 #include "mlx5_prm.h"
 

@@ -32,8 +32,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../runtime/clock.h"
-#include "../../runtime/env.h"
+#include "../../runtime/base/clock.h"
+#include "../../runtime/base/env.h"
 #include "../route.h"
 #include "backend.h"
 #include "copy.h"

@@ -16,8 +16,8 @@
 #include <time.h>
 
 #include "../../device/proxy_fifo.h"
-#include "../../runtime/clock.h"
-#include "../../runtime/env.h"
+#include "../../runtime/base/clock.h"
+#include "../../runtime/base/env.h"
 #include "../p2p/p2p.h"
 #include "../route.h"
 #include "backend.h"

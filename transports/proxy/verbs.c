@@ -22,9 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../runtime/clock.h"
-#include "../../runtime/env.h"
-#include "../../runtime/log.h"
+#include "../../runtime/base/clock.h"
+#include "../../runtime/base/env.h"
+#include "../../runtime/base/log.h"
 #include "../ibv_lib.h"
 #include "backend.h"
 
