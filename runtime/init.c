@@ -10,6 +10,7 @@
 
 #include "../collectives/launch.h"
 #include "../device/coll/policy.h"
+#include "../transports/common/mapped.h"
 #include "../transports/p2p/p2p.h"
 #include "../transports/ibgda/ibgda.h"
 #include "../transports/route.h"
@@ -491,7 +492,7 @@ static void preload_report(void)
 {
     int kernels = 0, modules;
 
-    gshmemi_p2p_kernels_load();
+    gshmemi_mapped_kernels_load();
     modules = gshmemi_modules_preloaded(&kernels);
     if (modules)
         GSHMEMI_INFO("init", "CUDA loads kernels lazily and a host thread serves remote peers: %d kernels of %d modules loaded now",

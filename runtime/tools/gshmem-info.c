@@ -10,7 +10,7 @@
 #include "gshmem/types.h"
 #include "runtime/base/env.h"
 #include "runtime/base/log.h"
-#include "transports/ibv_lib.h"
+#include "transports/common/ibv_lib.h"
 
 static const char *port_state(enum ibv_port_state s)
 {

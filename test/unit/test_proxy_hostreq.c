@@ -28,7 +28,7 @@
 
 #include "runtime/base/env.h"
 #include "runtime/base/log.h"
-#include "transports/proxy/backend.h"
+#include "transports/common/backend.h"
 #include "transports/proxy/hostreq.h"
 #include "transports/proxy/verbs.h"
 #include "transports/route.h"

@@ -20,7 +20,7 @@
 
 #include "runtime/base/env.h"
 #include "runtime/base/log.h"
-#include "transports/proxy/backend.h"
+#include "transports/common/backend.h"
 #include "transports/proxy/verbs.h"
 
 /* The backend reaches the driver only through these; no test here gets that far. */

@@ -1,6 +1,6 @@
 /* IBGDA's host setup through libibverbs + libmlx5 DEVX (setup.h). Both libraries are dlopen'ed
  * so libgshmem loads without rdma-core; libibverbs through the table the proxy's verbs backend
- * uses (transports/ibv_lib.c), libmlx5 through the table below.
+ * uses (transports/common/ibv_lib.c), libmlx5 through the table below.
  *
  * Order of making (and, reversed, of release): device context (DEVX), PD, UAR, the umems of the
  * wq / cq / dbr buffers, then per QP its CQ and the QP. Every pointer is stored as soon as it is
@@ -21,7 +21,7 @@
 
 #include "../../runtime/base/env.h"
 #include "../../runtime/base/log.h"
-#include "../ibv_lib.h"
+#include "../common/ibv_lib.h"
 #include "mlx5_prm.h"
 
 #define SUB "ibgda"

@@ -2,14 +2,14 @@
  * chunk registered with the NIC (dmabuf, else a peer-memory module), RDMA WRITE/READ for data and
  * IB atomics (8-byte fetch-add and compare-swap; everything else a compare-swap loop).
  *
- * libibverbs is reached through dlopen (transports/ibv_lib.c) so that libgshmem loads on hosts
+ * libibverbs is reached through dlopen (transports/common/ibv_lib.c) so that libgshmem loads on hosts
  * without rdma-core; only the headers are needed to build. ibv_post_send and ibv_poll_cq are
  * inline calls through the context's ops, so they need no symbol.
  *
  * Ordering: one RC QP per peer executes its work in order; an atomic that follows a write to the
  * same peer carries IBV_SEND_FENCE, so a signal lands after its data. NIC atomics are atomic with
  * respect to other NIC atomics on the word, not to the target GPU's own atomic instructions (they
- * are read-modify-writes over PCIe): backend.h asks more than a NIC gives.
+ * are read-modify-writes over PCIe): common/backend.h asks more than a NIC gives.
  *
  * Not yet run on a NIC: no machine it was written on has one. */
 #include "verbs.h"
@@ -25,8 +25,8 @@
 #include "../../runtime/base/clock.h"
 #include "../../runtime/base/env.h"
 #include "../../runtime/base/log.h"
-#include "../ibv_lib.h"
-#include "backend.h"
+#include "../common/ibv_lib.h"
+#include "../common/backend.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the verbs backend assumes a little-endian host (the 4-byte fields of an 8-byte atomic word)"
