@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The layers call only downwards (docs/architecture.md, "Who may include whom"). Every #include of
+# The layers call only downwards (docs/architecture.md). Every #include of
 # the library's folders that names a file of the tree is checked against the order, top down:
 #   runtime/            the orchestration (init, teams, host API, modules; tools/)        5
 #   collectives/        the on-stream collectives                                           4
