@@ -6,9 +6,8 @@
 #define GSHMEMI_REMOTE_DIRECT 1
 #include "gshmem.h"
 #include "../device/coll.cuh"
-#include "../runtime/cudawrap.h"
-#include "../runtime/env.h"
-#include "../runtime/runtime.h"
+#include "../runtime/base/cudawrap.h"
+#include "../runtime/base/env.h"
 #include "launch.h"
 
 #define LL_THREADS 256     /* one LL line of a 256-line buffer per thread */
@@ -117,7 +116,7 @@ static coll_remote_kernel_t remote_kernel_of(int kind, int dtype)
 
 static int check_sym(const char *routine, const char *what, const void *p, size_t n)
 {
-    if (gshmemi_in_heap(p, n)) return GSHMEMI_OK;
+    if (gshmemi_coll_rt->in_heap(p, n)) return GSHMEMI_OK;
     GSHMEMI_ERROR("coll", "%s: %s %p (%zu bytes) is not inside the symmetric heap", routine, what, p, n);
     return GSHMEMI_ERR_INVALID;
 }
@@ -171,7 +170,7 @@ static int launch(void (*k)(Args...), int blocks, int threads, cudaStream_t stre
 extern "C" int gshmemi_coll_stream(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op,
                                    struct CUstream_st *stream)
 {
-    if (!gshmemi_require_init("coll", routine)) return -1;
+    if (!gshmemi_coll_require_init(routine)) return -1;
     return gshmemi_coll_launch(routine, team, a, dtype, op, (cudaStream_t)stream) == GSHMEMI_OK ? 0 : -1;
 }
 
@@ -182,7 +181,7 @@ static int enqueue(const gshmemi_team_dev_t *t, gshmemi_coll_args_t *a, int dtyp
     int slices, threads, parts = 1;
 
     /* the protocol: the device rule, decided here once for all slices */
-    a->proto = gshmemi_pick_proto(a->kind, blk, gshmemi_proto_rule_of(gshmemi_runtime_dstate(), t));
+    a->proto = gshmemi_pick_proto(a->kind, blk, gshmemi_proto_rule_of(gshmemi_coll_rt->dstate(), t));
 
     if (a->proto == GSHMEMI_PROTO_DIRECT) {
         size_t moved = a->kind == GSHMEMI_COLL_FCOLLECT || a->kind == GSHMEMI_COLL_ALLTOALL ? t->size * blk : blk;
@@ -268,7 +267,7 @@ static int reduce_in_levels(const gshmemi_team_dev_t *world, gshmemi_coll_args_t
 extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshmemi_coll_args_t *a, int dtype, int op,
                                    cudaStream_t stream)
 {
-    const gshmemi_team_dev_t *t = gshmemi_team_member(team, routine);
+    const gshmemi_team_dev_t *t = gshmemi_coll_rt->team_member(team, routine);
     size_t dbytes, sbytes, blk = a->nelems * a->es;
 
     if (!t) return GSHMEMI_ERR_INVALID;
@@ -307,6 +306,7 @@ extern "C" int gshmemi_coll_launch(const char *routine, shmem_team_t team, gshme
         return reduce_in_levels(t, a, dtype, op, stream);
     return enqueue(t, a, dtype, op, stream);
 }
+
 /* ROUTED: the team has remote members, or this PE has a remote transport whose requests the
  * barrier completes first; else the P2P kernel, with no remote code (as the collectives'). */
 template <bool ROUTED> static __global__ void barrier_kernel(gshmemi_team_dev_t t)
@@ -319,8 +319,8 @@ template <bool ROUTED> static __global__ void barrier_kernel(gshmemi_team_dev_t 
 
 extern "C" int gshmemi_launch_barrier(shmem_team_t team, cudaStream_t stream, const char *routine)
 {
-    const gshmemi_team_dev_t *t = gshmemi_team_member(team, routine);
-    const gshmemi_device_state_t *ds = gshmemi_runtime_dstate();
+    const gshmemi_team_dev_t *t = gshmemi_coll_rt->team_member(team, routine);
+    const gshmemi_device_state_t *ds = gshmemi_coll_rt->dstate();
     if (!t) return GSHMEMI_ERR_INVALID;
     if (t->has_remote || ds->proxy.size || ds->ibgda) return launch(barrier_kernel<true>, 1, 32, stream, *t);
     return launch(barrier_kernel<false>, 1, 32, stream, *t);

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../runtime/log.h"
+#include "../runtime/base/log.h"
 
 typedef struct blk {
     size_t off, size;

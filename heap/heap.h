@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../runtime/cudawrap.h"
+#include "../runtime/base/cudawrap.h"
 #include "alloc.h"
 
 #ifdef __cplusplus

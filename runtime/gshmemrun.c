@@ -29,9 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bootstrap.h"
-#include "clock.h"
-#include "log.h"
+#include "base/bootstrap.h"
+#include "base/clock.h"
+#include "base/log.h"
 
 #define MAX_PES 4096
 #define KILL_GRACE_S 5.0     /* SIGTERM to SIGKILL for the PEs */
@@ -431,7 +431,7 @@ static void stop_all(job_t *job, int sig)
 
 /* ---- PEs that exit with status 0 while others run ---- */
 
-/* The state file the PEs write (runtime/bootstrap.c, gshmemi_launcher_note): a memfd of one byte
+/* The state file the PEs write (runtime/base/bootstrap.c, gshmemi_launcher_note): a memfd of one byte
  * per rank, sealed at that size so that a PE can tell it from any other descriptor. -1, with a
  * warning, when it cannot be made: then no early exit is judged. */
 static int state_file_open(job_t *job)

@@ -10,6 +10,7 @@
 
 #include "../collectives/launch.h"
 #include "../device/coll/policy.h"
+#include "../transports/common/mapped.h"
 #include "../transports/p2p/p2p.h"
 #include "../transports/ibgda/ibgda.h"
 #include "../transports/route.h"
@@ -26,7 +27,7 @@ static const gshmemi_transport_t *const transports[] = {&gshmemi_transport_p2p, 
 int gshmemi_require_init_at(const char *subsys, const char *routine, const char *file, int line)
 {
     if (gshmemi_state.initialized) return 1;
-    gshmemi_log_write(0, subsys, file, line, "%s called before shmem_init", routine);
+    gshmemi_log_before_init(subsys, routine, file, line);
     return 0;
 }
 
@@ -39,6 +40,15 @@ int gshmemi_in_heap(const void *ptr, size_t len)
     const char *p = (const char *)ptr, *base = gshmemi_state.heap.my_base;
     return p >= base && p <= base + gshmemi_state.heap.region && len <= (size_t)(base + gshmemi_state.heap.region - p);
 }
+
+/* What collectives/ asks of the runtime (collectives/launch.h), bound at every shmem_init. */
+static const gshmemi_coll_runtime_t coll_runtime = {
+    .initialized = gshmemi_host_initialized,
+    .stream = gshmemi_runtime_stream,
+    .dstate = gshmemi_runtime_dstate,
+    .team_member = gshmemi_team_member,
+    .in_heap = gshmemi_in_heap,
+};
 
 /* ---- bootstrap choice ---- */
 
@@ -482,7 +492,7 @@ static void preload_report(void)
 {
     int kernels = 0, modules;
 
-    gshmemi_p2p_kernels_load();
+    gshmemi_mapped_kernels_load();
     modules = gshmemi_modules_preloaded(&kernels);
     if (modules)
         GSHMEMI_INFO("init", "CUDA loads kernels lazily and a host thread serves remote peers: %d kernels of %d modules loaded now",
@@ -494,6 +504,7 @@ static int init_impl(unsigned flags, shmemx_init_attr_t *attr)
     gshmemi_state_t *st = &gshmemi_state;
 
     if (st->initialized) return GSHMEMI_OK;
+    gshmemi_coll_bind(&coll_runtime);
     GSHMEMI_CHECK(gshmemi_modules_check()); /* before anything is opened: a refusal leaves nothing behind */
     GSHMEMI_CHECK(gshmemi_env_init());
     /* From here the other PEs may wait for this one: gshmemrun names it if it exits before finalize. */

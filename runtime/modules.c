@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "gshmem.h"
-#include "cudawrap.h"
+#include "base/cudawrap.h"
 #include "state.h"
 
 #define GSHMEMI_MAX_MODULES 1024

@@ -1,14 +1,15 @@
-/* The runtime's per-process state. */
+/* The runtime's per-process state, and what its files (init, teams, the host API) ask of each
+ * other. The layers below see none of it: collectives/ gets a table of it (collectives/launch.h),
+ * the transports a context (transports/transport.h). */
 #ifndef GSHMEMI_STATE_H
 #define GSHMEMI_STATE_H
 
 #include "../heap/heap.h"
 #include "../transports/transport.h"
-#include "bootstrap.h"
-#include "cudawrap.h"
-#include "env.h"
+#include "base/bootstrap.h"
+#include "base/cudawrap.h"
+#include "base/env.h"
 #include "gshmem/types.h"
-#include "runtime.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -80,6 +81,28 @@ int gshmemi_modules_preloaded(int *kernels);
 /* runtime/team.c */
 int gshmemi_teams_init(void);      /* pSync pool, counters, the predefined teams */
 void gshmemi_teams_fini(void);
+
+/* 1 when shmem_init has completed; otherwise logs "<routine> called before shmem_init" under
+ * subsys (with the caller's file and line) and returns 0: the check of every entry point of the
+ * runtime (collectives/ makes the same through its table). */
+#define gshmemi_require_init(subsys, routine) gshmemi_require_init_at(subsys, routine, __FILE__, __LINE__)
+int gshmemi_require_init_at(const char *subsys, const char *routine, const char *file, int line);
+/* Host-side check that [ptr, ptr+len) lies in this PE's heap. */
+int gshmemi_in_heap(const void *ptr, size_t len);
+/* The internal stream of host-initiated operations (the blocking forms run and wait on it). */
+cudaStream_t gshmemi_runtime_stream(void);
+/* The device state every module holds (policy knobs, the world team). */
+const gshmemi_device_state_t *gshmemi_runtime_dstate(void);
+
+/* Host side: what this PE's device code posted to a remote transport is complete (shmem_quiet,
+ * shmem_finalize); routine names the caller in errors. */
+int gshmemi_transports_quiet(const char *routine);
+
+/* runtime/team.c */
+/* The team's host descriptor, or NULL with a logged reason naming the routine. */
+const gshmemi_team_dev_t *gshmemi_team_lookup(shmem_team_t team, const char *routine);
+/* The same, and NULL with a logged reason when this PE is not a member. */
+const gshmemi_team_dev_t *gshmemi_team_member(shmem_team_t team, const char *routine);
 
 #ifdef __cplusplus
 }

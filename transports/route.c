@@ -1,6 +1,6 @@
 #include "route.h"
 
-#include "../runtime/env.h"
+#include "../runtime/base/env.h"
 
 int gshmemi_route_pick(const gshmemi_route_peer_t *peers, int n_pes, int me, int pe, const gshmemi_route_cfg_t *cfg,
                        const char **why)

@@ -5,8 +5,8 @@
 #define GSHMEMI_TRANSPORT_H
 
 #include "../heap/heap.h"
-#include "../runtime/bootstrap.h"
-#include "../runtime/cudawrap.h"
+#include "../runtime/base/bootstrap.h"
+#include "../runtime/base/cudawrap.h"
 #include "gshmem/amo.h"
 
 #ifdef __cplusplus

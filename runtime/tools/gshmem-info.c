@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "gshmem/types.h"
-#include "runtime/env.h"
-#include "runtime/log.h"
-#include "transports/ibv_lib.h"
+#include "runtime/base/env.h"
+#include "runtime/base/log.h"
+#include "transports/common/ibv_lib.h"
 
 static const char *port_state(enum ibv_port_state s)
 {

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "gshmem/types.h"
-#include "runtime/env.h"
-#include "runtime/log.h"
+#include "runtime/base/env.h"
+#include "runtime/base/log.h"
 
 #define NAME_OF(name, ...) "GSHMEM_" #name,
 static const char *const names[] = {GSHMEMI_ENV_TABLE(NAME_OF)};

@@ -1,14 +1,14 @@
-/* libFuzzer target: the uid bootstrap's message decoder (runtime/bootstrap_uid_msg.c), which
+/* libFuzzer target: the uid bootstrap's message decoder (runtime/base/bootstrap_uid_msg.c), which
  * rank 0 runs on whatever any local process sends to its port, and a joiner on rank 0's answers.
  * Build: clang -fsanitize=fuzzer,address,undefined -I. -Iinclude test/fuzz/fuzz_uid_msg.c \
- *        runtime/bootstrap_uid_msg.c (test/fuzz/run-fuzzer.sh does this for CI). */
+ *        runtime/base/bootstrap_uid_msg.c (test/fuzz/run-fuzzer.sh does this for CI). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/bootstrap_uid_msg.h"
-#include "runtime/log.h"
+#include "runtime/base/bootstrap_uid_msg.h"
+#include "runtime/base/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "heap/alloc.h"
-#include "runtime/log.h"
+#include "runtime/base/log.h"
 
 #define KiB ((size_t)1 << 10)
 #define MiB ((size_t)1 << 20)

@@ -24,10 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/bootstrap.h"
-#include "runtime/bootstrap_uid_msg.h"
-#include "runtime/env.h"
-#include "runtime/log.h"
+#include "runtime/base/bootstrap.h"
+#include "runtime/base/bootstrap_uid_msg.h"
+#include "runtime/base/env.h"
+#include "runtime/base/log.h"
 
 #define SKIP 77
 #define JOB_TIMEOUT 20.0 /* bootstrap timeout of the jobs that should succeed */

@@ -9,9 +9,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "runtime/env.h"
+#include "runtime/base/env.h"
 #include "gshmem/types.h"
-#include "runtime/log.h"
+#include "runtime/base/log.h"
 
 static const char *fake_names[48], *fake_values[48];
 static int fake_n;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # docs/environment.md holds the environment table as `gshmem-info --markdown` prints it from
-# runtime/env.h: a row changed in one place and not the other fails here.
+# runtime/base/env.h: a row changed in one place and not the other fails here.
 set -u
 info=$1 doc=$2
 fail() { echo "test_env_doc: $*" >&2; exit 1; }

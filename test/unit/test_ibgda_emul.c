@@ -18,7 +18,7 @@
 
 #include "stderr_capture.h"
 
-#include "runtime/log.h"
+#include "runtime/base/log.h"
 #include "transports/ibgda/nic_emul.h"
 
 /* ---- the host "PE memories" ---------------------------------------------------------------- */

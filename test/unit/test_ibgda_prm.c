@@ -16,7 +16,7 @@
 
 #include "stderr_capture.h"
 
-#include "runtime/log.h"
+#include "runtime/base/log.h"
 #include "transports/ibgda/mlx5_prm.h"
 
 #define CMD_BYTES 272 /* 0x880 bits: every input command here */

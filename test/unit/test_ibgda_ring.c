@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "device/ibgda_ring.h"
-#include "runtime/log.h"
+#include "runtime/base/log.h"
 #include "transports/ibgda/ibgda.h"
 #include "transports/ibgda/nic_emul.h"
 

@@ -21,8 +21,8 @@
 
 #include "stderr_capture.h"
 
-#include "runtime/env.h"
-#include "runtime/log.h"
+#include "runtime/base/env.h"
+#include "runtime/base/log.h"
 #include "transports/ibgda/mlx5_prm.h"
 #include "transports/ibgda/setup.h"
 
@@ -253,15 +253,15 @@ static void peer_blob(void *out, int pe, int roce)
     gshmemi_ibgda_blob_t h;
     uint32_t q;
     memset(&h, 0, sizeof(h));
-    h.magic = GSHMEMI_IBGDA_BLOB_MAGIC;
-    h.psn = 0x300 + (uint32_t)pe;
-    h.lid = roce ? 0 : (uint16_t)(20 + pe);
-    h.port = 1;
-    h.mtu = 3; /* 1024: the path takes the smaller of the two */
-    h.link_layer = roce ? 2 : 1;
+    h.addr.magic = GSHMEMI_IBGDA_BLOB_MAGIC;
+    h.addr.psn = 0x300 + (uint32_t)pe;
+    h.addr.lid = roce ? 0 : (uint16_t)(20 + pe);
+    h.addr.port = 1;
+    h.addr.mtu = 3; /* 1024: the path takes the smaller of the two */
+    h.addr.link_layer = roce ? 2 : 1;
     h.n_pes = N_PES;
     h.n_rc = N_RC;
-    for (int i = 0; i < 16; i++) h.gid[i] = (uint8_t)(0x10 * pe + i);
+    for (int i = 0; i < 16; i++) h.addr.gid[i] = (uint8_t)(0x10 * pe + i);
     memcpy(out, &h, sizeof(h));
     for (int to = 0; to < N_PES; to++)
         for (int k = 0; k < N_RC; k++) {
@@ -294,8 +294,8 @@ static void run_job(int roce)
     assert_int_equal(gshmemi_ibgda_n_qps(g), (N_PES - 1) * N_RC);
     gshmemi_ibgda_blob(g, blobs); /* PE 0's own */
     assert_int_equal(gshmemi_ibgda_blob_check(blobs, 0, N_PES, N_RC, &me), GSHMEMI_OK);
-    assert_int_equal(me.port, 1);
-    assert_int_equal(me.mtu, 5);
+    assert_int_equal(me.addr.port, 1);
+    assert_int_equal(me.addr.mtu, 5);
     for (int q = 0; q < gshmemi_ibgda_n_qps(g); q++) {
         gshmemi_ibgda_qp_info(g, q, &qi);
         assert_int_equal(qi.peer, 1 + q / N_RC);
@@ -352,7 +352,7 @@ static void run_job(int roce)
         assert_int_equal(bits(c, 0x180 + 0x30, 16), 22);    /* PE 2's LID */
     }
     c = fake_last(0x504);
-    assert_int_equal(bits(c, 0xc0 + 0x3c8, 24), me.psn);
+    assert_int_equal(bits(c, 0xc0 + 0x3c8, 24), me.addr.psn);
     assert_int_equal(bits(c, 0xc0 + 0x38d, 3), 7);          /* retries */
 
     /* memory regions: by address, then through a dmabuf (the fd's offset maps addr); close
@@ -473,7 +473,7 @@ static void test_blob_check(void **state)
     assert_int_equal(gshmemi_ibgda_blob_check(b, 1, N_PES, 3, NULL), GSHMEMI_ERR_INVALID);
     log = capture_end();
     assert_non_null(strstr(log, "PE 1 published QPs for 3 PEs x 2 QPs, this PE expects 3 x 3"));
-    h.mtu = 9;
+    h.addr.mtu = 9;
     memcpy(b, &h, sizeof(h));
     capture_begin();
     assert_int_equal(gshmemi_ibgda_blob_check(b, 1, N_PES, N_RC, NULL), GSHMEMI_ERR_INVALID);

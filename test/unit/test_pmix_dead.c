@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/bootstrap.h"
-#include "runtime/log.h"
+#include "runtime/base/bootstrap.h"
+#include "runtime/base/log.h"
 
 #define TIMEOUT_S 5.0
 

@@ -26,9 +26,9 @@
 #include "fake_ibverbs.h"
 #include "stderr_capture.h"
 
-#include "runtime/env.h"
-#include "runtime/log.h"
-#include "transports/proxy/backend.h"
+#include "runtime/base/env.h"
+#include "runtime/base/log.h"
+#include "transports/common/backend.h"
 #include "transports/proxy/hostreq.h"
 #include "transports/proxy/verbs.h"
 #include "transports/route.h"

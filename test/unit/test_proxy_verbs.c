@@ -18,9 +18,9 @@
 
 #include "stderr_capture.h"
 
-#include "runtime/env.h"
-#include "runtime/log.h"
-#include "transports/proxy/backend.h"
+#include "runtime/base/env.h"
+#include "runtime/base/log.h"
+#include "transports/common/backend.h"
 #include "transports/proxy/verbs.h"
 
 /* The backend reaches the driver only through these; no test here gets that far. */

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/env.h"
+#include "runtime/base/env.h"
 #include "transports/route.h"
 
 static int failures;

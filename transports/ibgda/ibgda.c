@@ -12,7 +12,7 @@
  * changed (and on every QP now and then, so a doorbell value that repeats is not missed). Its
  * callbacks read the SQ and doorbell records with copies on a stream of the thread's own, resolve
  * the made-up keys against the heaps, and move data with the proxy's copy backend between heaps
- * mapped here (ctx->host_view), in that backend's CUDA context (its own under MPS: see copy.c).
+ * mapped here (ctx->host_view), in that backend's CUDA context (its own under MPS: see common/copy.c).
  * Atomics are one-thread kernels (ibgda_kernels.cu) after the backend's copies. A CQE is written
  * only after the backend has completed every copy before it.
  *
@@ -48,10 +48,10 @@
 
 #include "../../device/ibgda_ring.h" /* gshmemi_ibgda_collapsed_done */
 #include "../../device/layout.h"
-#include "../../runtime/clock.h"
-#include "../../runtime/env.h"
-#include "../p2p/p2p.h"
-#include "../proxy/backend.h"
+#include "../../runtime/base/clock.h"
+#include "../../runtime/base/env.h"
+#include "../common/backend.h"
+#include "../common/mapped.h"
 #include "../route.h"
 #include "ibgda.h"
 #include "ibgda_kernels.h"
@@ -92,7 +92,7 @@ static struct {
     int serves;                       /* some peer is routed here */
     int nic;                          /* GSHMEMI_NIC_* */
     ibgda_blob_t *blobs;              /* [n_pes] every PE's */
-    gshmemi_proxy_backend_t *copy;    /* moves the data (its context: see copy.c) */
+    gshmemi_proxy_backend_t *copy;    /* moves the data (its context: see common/copy.c) */
     CUdeviceptr va;                   /* the GPU allocation */
     size_t va_size;
     CUmemGenericAllocationHandle handle;
@@ -990,10 +990,5 @@ const gshmemi_transport_t gshmemi_transport_ibgda = {
     .quiet = ibgda_quiet,
     .progress = NULL, /* the NIC thread makes progress */
     .finalize = ibgda_finalize,
-    .put = gshmemi_p2p_put,
-    .get = gshmemi_p2p_get,
-    .iput = gshmemi_p2p_iput,
-    .iget = gshmemi_p2p_iget,
-    .amo = gshmemi_p2p_amo,
-    .wait_local = gshmemi_p2p_wait_local,
+    GSHMEMI_MAPPED_HOST_OPS,
 };

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "../../runtime/log.h"
+#include "../../runtime/base/log.h"
 
 #define SUB "ibgda"
 

@@ -1,6 +1,6 @@
 /* IBGDA's host setup through libibverbs + libmlx5 DEVX (setup.h). Both libraries are dlopen'ed
  * so libgshmem loads without rdma-core; libibverbs through the table the proxy's verbs backend
- * uses (transports/ibv_lib.c), libmlx5 through the table below.
+ * uses (transports/common/ibv_lib.c), libmlx5 through the table below.
  *
  * Order of making (and, reversed, of release): device context (DEVX), PD, UAR, the umems of the
  * wq / cq / dbr buffers, then per QP its CQ and the QP. Every pointer is stored as soon as it is
@@ -19,9 +19,9 @@
 #include <string.h>
 #include <infiniband/mlx5dv.h>
 
-#include "../../runtime/env.h"
-#include "../../runtime/log.h"
-#include "../ibv_lib.h"
+#include "../../runtime/base/env.h"
+#include "../../runtime/base/log.h"
+#include "../common/ibv_lib.h"
 #include "mlx5_prm.h"
 
 #define SUB "ibgda"
@@ -105,19 +105,10 @@ int gshmemi_ibgda_blob_check(const void *blob, int pe, int n_pes, int n_rc, gshm
     gshmemi_ibgda_blob_t h;
     memcpy(&h, blob, sizeof(h));
     if (hdr) *hdr = h;
-    if (h.magic != GSHMEMI_IBGDA_BLOB_MAGIC) {
-        GSHMEMI_ERROR(SUB, "PE %d published no IBGDA address (its IBGDA setup did not open)", pe);
-        return GSHMEMI_ERR_INVALID;
-    }
+    GSHMEMI_CHECK(gshmemi_ib_addr_check(&h.addr, GSHMEMI_IBGDA_BLOB_MAGIC, SUB, "IBGDA", "IBGDA setup", pe));
     if (h.n_pes != n_pes || h.n_rc != n_rc) {
         GSHMEMI_ERROR(SUB, "PE %d published QPs for %u PEs x %u QPs, this PE expects %d x %d (GSHMEM_IBGDA_NUM_RC_PER_PE differs?)",
                       pe, h.n_pes, h.n_rc, n_pes, n_rc);
-        return GSHMEMI_ERR_INVALID;
-    }
-    if (h.port == 0 || h.mtu < IBV_MTU_256 || h.mtu > IBV_MTU_4096 ||
-        (h.link_layer != IBV_LINK_LAYER_INFINIBAND && h.link_layer != IBV_LINK_LAYER_ETHERNET)) {
-        GSHMEMI_ERROR(SUB, "PE %d published a malformed IBGDA address (port %u, mtu code %u, link layer %u)", pe,
-                      h.port, h.mtu, h.link_layer);
         return GSHMEMI_ERR_INVALID;
     }
     return GSHMEMI_OK;
@@ -184,7 +175,6 @@ struct gshmemi_ibgda {
     struct ibv_mr **mrs;     /* registered and not yet released: close releases them */
     int n_mrs, cap_mrs;
     gshmemi_ibgda_blob_t me;
-    uint8_t gid[16];
 };
 
 static unsigned ilog2_floor(unsigned v)
@@ -411,7 +401,6 @@ static int open_all(gshmemi_ibgda_t *g, const gshmemi_ibgda_args_t *a)
     if (rc == GSHMEMI_ERR_UNSUPPORTED) GSHMEMI_INFO(SUB, "%s", why);
     GSHMEMI_CHECK(rc);
     GSHMEMI_CHECK(gshmemi_ibv_query_attrs(SUB, g->ctx, g->devname, g->port, &g->dattr, &g->pattr, &gid));
-    memcpy(g->gid, gid.raw, 16);
 
     errno = 0;
     g->pd = gshmemi_ibv.alloc_pd(g->ctx);
@@ -476,16 +465,10 @@ static int open_all(gshmemi_ibgda_t *g, const gshmemi_ibgda_args_t *a)
         }
     }
 
-    g->me.magic = GSHMEMI_IBGDA_BLOB_MAGIC;
-    g->me.psn = 0x2000u + (uint32_t)g->my_pe; /* any 24-bit value; distinct ones help packet traces */
-    g->me.lid = g->pattr.lid;
-    g->me.port = g->port;
-    g->me.mtu = (uint8_t)g->pattr.active_mtu;
-    g->me.link_layer = g->pattr.link_layer;
-    g->me.gid_index = 0;
+    /* any 24-bit PSN; distinct ones help packet traces */
+    gshmemi_ib_addr_make(&g->me.addr, GSHMEMI_IBGDA_BLOB_MAGIC, 0x2000u + (uint32_t)g->my_pe, g->port, &g->pattr, &gid);
     g->me.n_pes = (uint16_t)g->n_pes;
     g->me.n_rc = (uint16_t)g->n_rc;
-    memcpy(g->me.gid, g->gid, 16);
     GSHMEMI_INFO(SUB, "opened %s port %u (%s, LID %u, MTU %d) with DEVX: %d RC QPs, UAR page %u", g->devname, g->port,
                  g->pattr.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand", g->pattr.lid,
                  128 << g->pattr.active_mtu, g->n_qps, g->uar->page_id);
@@ -565,12 +548,7 @@ static int roce_mac(gshmemi_ibgda_t *g, const gshmemi_ibgda_blob_t *peer, int pe
     struct mlx5dv_ah dvah;
     int rc;
 
-    memset(&aa, 0, sizeof(aa));
-    aa.is_global = 1;
-    aa.port_num = g->port;
-    memcpy(aa.grh.dgid.raw, peer->gid, 16);
-    aa.grh.sgid_index = g->me.gid_index;
-    aa.grh.hop_limit = 64;
+    gshmemi_ib_ah_attr(&g->me.addr, &peer->addr, &aa); /* RoCE: global routing */
     errno = 0;
     ah = gshmemi_ibv.create_ah(g->pd, &aa);
     if (!ah) {
@@ -610,12 +588,7 @@ static int connect_qp(gshmemi_ibgda_t *g, qp_t *p, const void *blob)
         GSHMEMI_ERROR(SUB, "PE %d published no QP %d towards this PE (does it serve this PE by IBGDA?)", p->peer, p->k);
         return GSHMEMI_ERR_INVALID;
     }
-    if ((peer.link_layer == IBV_LINK_LAYER_ETHERNET) != (g->pattr.link_layer == IBV_LINK_LAYER_ETHERNET)) {
-        GSHMEMI_ERROR(SUB, "PE %d is on %s, this PE on %s: no RC connection between them", p->peer,
-                      peer.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand",
-                      g->pattr.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand");
-        return GSHMEMI_ERR_INVALID;
-    }
+    GSHMEMI_CHECK(gshmemi_ib_addr_joinable(&g->me.addr, &peer.addr, SUB, p->peer));
 
     memset(&r2i, 0, sizeof(r2i));
     r2i.qpn = p->qpn;
@@ -629,27 +602,27 @@ static int connect_qp(gshmemi_ibgda_t *g, qp_t *p, const void *blob)
     memset(&i2r, 0, sizeof(i2r));
     i2r.qpn = p->qpn;
     i2r.remote_qpn = remote_qpn;
-    i2r.next_rcv_psn = peer.psn;
-    i2r.mtu = g->me.mtu < peer.mtu ? g->me.mtu : peer.mtu;
+    i2r.next_rcv_psn = peer.addr.psn;
+    i2r.mtu = (unsigned)gshmemi_ib_path_mtu(&g->me.addr, &peer.addr);
     i2r.log_msg_max = g->pattr.max_msg_sz ? ilog2_floor(g->pattr.max_msg_sz > (1u << 30) ? (1u << 30) : g->pattr.max_msg_sz) : 30;
     i2r.log_rra_max = ilog2_floor(rd > 128 ? 128 : rd);
     i2r.min_rnr_nak = 12;
-    if (peer.link_layer == IBV_LINK_LAYER_ETHERNET) {
+    if (peer.addr.link_layer == IBV_LINK_LAYER_ETHERNET) {
         i2r.roce = 1;
-        memcpy(i2r.rgid, peer.gid, 16);
-        i2r.src_addr_index = g->me.gid_index;
+        memcpy(i2r.rgid, peer.addr.gid, 16);
+        i2r.src_addr_index = g->me.addr.gid_index;
         i2r.hop_limit = 64;
         i2r.udp_sport = 0xc000u | (p->qpn & 0x3fffu); /* spread QPs over ECMP paths */
         GSHMEMI_CHECK(roce_mac(g, &peer, p->peer, i2r.rmac));
     } else {
-        i2r.rlid = peer.lid;
+        i2r.rlid = peer.addr.lid;
     }
     GSHMEMI_CHECK(gshmemi_prm_init2rtr(in, sizeof(in), &i2r));
     GSHMEMI_CHECK(modify(g, p, "INIT2RTR_QP", in));
 
     memset(&r2r, 0, sizeof(r2r));
     r2r.qpn = p->qpn;
-    r2r.next_send_psn = g->me.psn;
+    r2r.next_send_psn = g->me.addr.psn;
     r2r.log_sra_max = ilog2_floor(rd_init > 128 ? 128 : rd_init);
     r2r.retry_count = 7;
     r2r.rnr_retry = 7;

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "../../device/layout.h" /* gshmemi_ibgda_qp_t */
+#include "../common/ib_conn.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,17 +25,9 @@ extern "C" {
 #define GSHMEMI_IBGDA_BLOB_MAGIC 0x47534942u /* "GSIB" */
 
 typedef struct {
-    uint32_t magic;      /* GSHMEMI_IBGDA_BLOB_MAGIC: a PE whose setup did not open publishes 0 */
-    uint32_t psn;        /* first packet sequence number of every QP of this PE */
-    uint16_t lid;        /* InfiniBand: the port's LID */
-    uint8_t port;
-    uint8_t mtu;         /* enum ibv_mtu of the port (1..5) */
-    uint8_t link_layer;  /* IBV_LINK_LAYER_* */
-    uint8_t gid_index;
+    gshmemi_ib_addr_t addr; /* how its port is addressed (common/ib_conn.h), magic GSHMEMI_IBGDA_BLOB_MAGIC */
     uint16_t n_pes;      /* the job it was made for, checked on unpack */
     uint16_t n_rc;       /* QPs per peer */
-    uint16_t pad;
-    uint8_t gid[16];     /* RoCE */
     /* then uint32_t qpn[n_pes][n_rc]: qpn[pe][k] is this PE's k-th QP to pe (0: none) */
 } gshmemi_ibgda_blob_t;
 

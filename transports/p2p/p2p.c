@@ -6,6 +6,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "../common/mapped.h"
 #include "p2p.h"
 
 /* One runtime per process, so one P2P instance. */
@@ -44,45 +45,6 @@ int gshmemi_p2p_gpu_access(gshmemi_transport_ctx_t *ctx, int pe, int *ok, const 
         return GSHMEMI_OK;
     }
     *why = "its GPU is not visible to this process (CUDA_VISIBLE_DEVICES)";
-    return GSHMEMI_OK;
-}
-
-/* Where sym of pe's heap is mapped here: P2P's own peers, or a peer of this machine the proxy
- * reaches by the copy engine (host_view). */
-char *gshmemi_p2p_addr(gshmemi_transport_ctx_t *ctx, int pe, const void *sym)
-{
-    char *base = ctx->peer_base[pe] ? ctx->peer_base[pe] : ctx->host_view[pe];
-    return base + ((const char *)sym - ctx->heap->my_base);
-}
-
-int gshmemi_p2p_put(gshmemi_transport_ctx_t *ctx, void *dest, const void *src, size_t n, int pe, cudaStream_t stream)
-{
-    char *remote = gshmemi_p2p_addr(ctx, pe, dest);
-    GSHMEMI_CUDACHECK(cudaMemcpyAsync(remote, src, n, cudaMemcpyDefault, stream));
-    return GSHMEMI_OK;
-}
-
-int gshmemi_p2p_get(gshmemi_transport_ctx_t *ctx, void *dest, const void *src, size_t n, int pe, cudaStream_t stream)
-{
-    const char *remote = gshmemi_p2p_addr(ctx, pe, src);
-    GSHMEMI_CUDACHECK(cudaMemcpyAsync(dest, remote, n, cudaMemcpyDefault, stream));
-    return GSHMEMI_OK;
-}
-
-/* The copy engine does strided copies as 2D copies: one element wide, nelems rows. */
-int gshmemi_p2p_iput(gshmemi_transport_ctx_t *ctx, void *dest, size_t dpitch, const void *src, size_t spitch, size_t elem_size,
-                    size_t nelems, int pe, cudaStream_t stream)
-{
-    char *remote = gshmemi_p2p_addr(ctx, pe, dest);
-    GSHMEMI_CUDACHECK(cudaMemcpy2DAsync(remote, dpitch, src, spitch, elem_size, nelems, cudaMemcpyDefault, stream));
-    return GSHMEMI_OK;
-}
-
-int gshmemi_p2p_iget(gshmemi_transport_ctx_t *ctx, void *dest, size_t dpitch, const void *src, size_t spitch, size_t elem_size,
-                    size_t nelems, int pe, cudaStream_t stream)
-{
-    const char *remote = gshmemi_p2p_addr(ctx, pe, src);
-    GSHMEMI_CUDACHECK(cudaMemcpy2DAsync(dest, dpitch, remote, spitch, elem_size, nelems, cudaMemcpyDefault, stream));
     return GSHMEMI_OK;
 }
 
@@ -207,10 +169,5 @@ const gshmemi_transport_t gshmemi_transport_p2p = {
     .register_chunk = p2p_register_chunk,
     .progress = NULL,
     .finalize = p2p_finalize,
-    .put = gshmemi_p2p_put,
-    .get = gshmemi_p2p_get,
-    .iput = gshmemi_p2p_iput,
-    .iget = gshmemi_p2p_iget,
-    .amo = gshmemi_p2p_amo,
-    .wait_local = gshmemi_p2p_wait_local,
+    GSHMEMI_MAPPED_HOST_OPS,
 };

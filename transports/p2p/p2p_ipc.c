@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../runtime/clock.h"
+#include "../../runtime/base/clock.h"
 #include "p2p.h"
 
 typedef struct {

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../runtime/clock.h"
-#include "../../runtime/log.h"
+#include "../../runtime/base/clock.h"
+#include "../../runtime/base/log.h"
 
 #define SUB "proxy"
 

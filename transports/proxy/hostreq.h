@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "../common/backend.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,7 +1,7 @@
 /* The host proxy: the remote transport of peers that P2P does not reach. GPU threads post
  * requests into this PE's FIFO (device/proxy_fifo.h, in pinned host memory mapped for the GPU);
  * one proxy thread, started at init on a core of the GPU's NUMA node, takes them in ticket order
- * and hands each to the backend of its peer (backend.h: copy engine for PEs of this machine,
+ * and hands each to the backend of its peer (common/backend.h: copy engine for PEs of this machine,
  * ibverbs RC for other machines), writes results and the completion count, and on a backend
  * error logs the request, the peer and the cause and fails the FIFO, so the waiting device call
  * reports and traps instead of hanging. The same thread runs the host-initiated operations to
@@ -16,11 +16,11 @@
 #include <time.h>
 
 #include "../../device/proxy_fifo.h"
-#include "../../runtime/clock.h"
-#include "../../runtime/env.h"
-#include "../p2p/p2p.h"
+#include "../../runtime/base/clock.h"
+#include "../../runtime/base/env.h"
+#include "../common/backend.h"
+#include "../common/mapped.h"
 #include "../route.h"
-#include "backend.h"
 #include "hostreq.h"
 #include "join.h"
 
@@ -617,27 +617,27 @@ static int verbs_ready(gshmemi_transport_ctx_t *ctx, const char *what, int pe, c
 
 static int proxy_put(gshmemi_transport_ctx_t *ctx, void *dest, const void *src, size_t n, int pe, cudaStream_t stream)
 {
-    if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY) return gshmemi_p2p_put(ctx, dest, src, n, pe, stream);
+    if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY) return gshmemi_mapped_put(ctx, dest, src, n, pe, stream);
     GSHMEMI_CHECK(verbs_ready(ctx, "put", pe, stream));
     return gshmemi_hostreq_rma(px.hostq, ctx, "put", 1, dest, n, src, n, n, 1, pe);
 }
 static int proxy_get(gshmemi_transport_ctx_t *ctx, void *dest, const void *src, size_t n, int pe, cudaStream_t stream)
 {
-    if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY) return gshmemi_p2p_get(ctx, dest, src, n, pe, stream);
+    if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY) return gshmemi_mapped_get(ctx, dest, src, n, pe, stream);
     GSHMEMI_CHECK(verbs_ready(ctx, "get", pe, stream));
     return gshmemi_hostreq_rma(px.hostq, ctx, "get", 0, dest, n, src, n, n, 1, pe);
 }
 static int proxy_iput(gshmemi_transport_ctx_t *ctx, void *dest, size_t dpitch, const void *src, size_t spitch, size_t es,
                       size_t nelems, int pe, cudaStream_t stream)
 {
-    if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY) return gshmemi_p2p_iput(ctx, dest, dpitch, src, spitch, es, nelems, pe, stream);
+    if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY) return gshmemi_mapped_iput(ctx, dest, dpitch, src, spitch, es, nelems, pe, stream);
     GSHMEMI_CHECK(verbs_ready(ctx, "iput", pe, stream));
     return gshmemi_hostreq_rma(px.hostq, ctx, "iput", 1, dest, dpitch, src, spitch, es, nelems, pe);
 }
 static int proxy_iget(gshmemi_transport_ctx_t *ctx, void *dest, size_t dpitch, const void *src, size_t spitch, size_t es,
                       size_t nelems, int pe, cudaStream_t stream)
 {
-    if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY) return gshmemi_p2p_iget(ctx, dest, dpitch, src, spitch, es, nelems, pe, stream);
+    if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY) return gshmemi_mapped_iget(ctx, dest, dpitch, src, spitch, es, nelems, pe, stream);
     GSHMEMI_CHECK(verbs_ready(ctx, "iget", pe, stream));
     return gshmemi_hostreq_rma(px.hostq, ctx, "iget", 0, dest, dpitch, src, spitch, es, nelems, pe);
 }
@@ -647,7 +647,7 @@ static int proxy_amo(gshmemi_transport_ctx_t *ctx, int op, void *dest, uint64_t 
                      cudaStream_t stream, uint64_t *fetched)
 {
     if (ctx->route[pe] == GSHMEMI_ROUTE_PROXY_COPY)
-        return gshmemi_p2p_amo(ctx, op, dest, value, cond, width, pe, stream, fetched);
+        return gshmemi_mapped_amo(ctx, op, dest, value, cond, width, pe, stream, fetched);
     GSHMEMI_CHECK(verbs_ready(ctx, "atomic", pe, stream));
     return gshmemi_hostreq_amo(px.hostq, ctx, op, dest, value, cond, width, pe, fetched);
 }
@@ -666,5 +666,5 @@ const gshmemi_transport_t gshmemi_transport_proxy = {
     .iput = proxy_iput,
     .iget = proxy_iget,
     .amo = proxy_amo,
-    .wait_local = gshmemi_p2p_wait_local, /* a wait on local memory is the same whoever writes it */
+    .wait_local = gshmemi_mapped_wait_local, /* a wait on local memory is the same whoever writes it */
 };

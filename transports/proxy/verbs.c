@@ -2,14 +2,14 @@
  * chunk registered with the NIC (dmabuf, else a peer-memory module), RDMA WRITE/READ for data and
  * IB atomics (8-byte fetch-add and compare-swap; everything else a compare-swap loop).
  *
- * libibverbs is reached through dlopen (transports/ibv_lib.c) so that libgshmem loads on hosts
+ * libibverbs is reached through dlopen (transports/common/ibv_lib.c) so that libgshmem loads on hosts
  * without rdma-core; only the headers are needed to build. ibv_post_send and ibv_poll_cq are
  * inline calls through the context's ops, so they need no symbol.
  *
  * Ordering: one RC QP per peer executes its work in order; an atomic that follows a write to the
  * same peer carries IBV_SEND_FENCE, so a signal lands after its data. NIC atomics are atomic with
  * respect to other NIC atomics on the word, not to the target GPU's own atomic instructions (they
- * are read-modify-writes over PCIe): backend.h asks more than a NIC gives.
+ * are read-modify-writes over PCIe): common/backend.h asks more than a NIC gives.
  *
  * Not yet run on a NIC: no machine it was written on has one. */
 #include "verbs.h"
@@ -22,11 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../runtime/clock.h"
-#include "../../runtime/env.h"
-#include "../../runtime/log.h"
-#include "../ibv_lib.h"
-#include "backend.h"
+#include "../../runtime/base/clock.h"
+#include "../../runtime/base/env.h"
+#include "../../runtime/base/log.h"
+#include "../common/ibv_lib.h"
+#include "../common/backend.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the verbs backend assumes a little-endian host (the 4-byte fields of an 8-byte atomic word)"
@@ -43,16 +43,7 @@ void gshmemi_verbs_blob_pack(const gshmemi_verbs_blob_t *in, void *out) { memcpy
 int gshmemi_verbs_blob_unpack(const void *in, int pe, gshmemi_verbs_blob_t *out)
 {
     memcpy(out, in, sizeof(*out));
-    if (out->magic != GSHMEMI_VERBS_BLOB_MAGIC) {
-        GSHMEMI_ERROR(SUB, "PE %d published no verbs address (its verbs backend did not open)", pe);
-        return GSHMEMI_ERR_INVALID;
-    }
-    if (out->port == 0 || out->mtu < IBV_MTU_256 || out->mtu > IBV_MTU_4096) {
-        GSHMEMI_ERROR(SUB, "PE %d published a malformed verbs address (port %u, mtu code %u)", pe, out->port,
-                      out->mtu);
-        return GSHMEMI_ERR_INVALID;
-    }
-    return GSHMEMI_OK;
+    return gshmemi_ib_addr_check(out, GSHMEMI_VERBS_BLOB_MAGIC, SUB, "verbs", "verbs backend", pe);
 }
 
 int gshmemi_verbs_rkey_lookup(const gshmemi_verbs_rkey_t *table, int n_chunks, int n_pes, int pe, uint64_t off,
@@ -301,14 +292,8 @@ static int open_device(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **o
         return GSHMEMI_ERR_SYSTEM;
     }
 
-    be->me.magic = GSHMEMI_VERBS_BLOB_MAGIC;
-    be->me.psn = 0x1000u + (uint32_t)ctx->my_pe; /* any 24-bit value; distinct ones help packet traces */
-    be->me.lid = be->pattr.lid;
-    be->me.port = be->port;
-    be->me.mtu = (uint8_t)be->pattr.active_mtu;
-    be->me.link_layer = be->pattr.link_layer;
-    be->me.gid_index = 0;
-    memcpy(be->me.gid, gid.raw, sizeof(be->me.gid));
+    /* any 24-bit PSN; distinct ones help packet traces */
+    gshmemi_ib_addr_make(&be->me, GSHMEMI_VERBS_BLOB_MAGIC, 0x1000u + (uint32_t)ctx->my_pe, be->port, &be->pattr, &gid);
     gshmemi_verbs_blob_pack(&be->me, my_blob);
     GSHMEMI_INFO(SUB, "opened %s port %d (%s, LID %u, MTU %d, atomics %s)", be->devname, port,
                  be->pattr.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand", be->pattr.lid,
@@ -350,20 +335,12 @@ static int qp_to_rts(gshmemi_proxy_backend_t *be, int pe, uint32_t remote_qpn)
 
     memset(&a, 0, sizeof(a));
     a.qp_state = IBV_QPS_RTR;
-    a.path_mtu = be->me.mtu < p->info.mtu ? (enum ibv_mtu)be->me.mtu : (enum ibv_mtu)p->info.mtu;
+    a.path_mtu = (enum ibv_mtu)gshmemi_ib_path_mtu(&be->me, &p->info);
     a.dest_qp_num = remote_qpn;
     a.rq_psn = p->info.psn;
     a.max_dest_rd_atomic = (uint8_t)(rd_atom > 16 ? 16 : rd_atom);
     a.min_rnr_timer = 12;
-    a.ah_attr.port_num = be->port;
-    if (p->info.link_layer == IBV_LINK_LAYER_ETHERNET) {
-        a.ah_attr.is_global = 1;
-        memcpy(a.ah_attr.grh.dgid.raw, p->info.gid, 16);
-        a.ah_attr.grh.sgid_index = be->me.gid_index;
-        a.ah_attr.grh.hop_limit = 64;
-    } else {
-        a.ah_attr.dlid = p->info.lid;
-    }
+    gshmemi_ib_ah_attr(&be->me, &p->info, &a.ah_attr);
     rc = gshmemi_ibv.modify_qp(p->qp, &a,
                        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
                            IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
@@ -418,13 +395,8 @@ static int verbs_connect(gshmemi_proxy_backend_t *be, const void *blobs, const i
         if (pe == me || !serve[pe]) continue;
         rc = gshmemi_verbs_blob_unpack((const char *)blobs + (size_t)pe * GSHMEMI_VERBS_BLOB_SIZE, pe, &p->info);
         if (rc) break;
-        if (p->info.link_layer != be->me.link_layer) {
-            GSHMEMI_ERROR(SUB, "PE %d's port is %s, this PE's %s: an RC QP cannot join them", pe,
-                          p->info.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand",
-                          be->me.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand");
-            rc = GSHMEMI_ERR_INVALID;
-            break;
-        }
+        rc = gshmemi_ib_addr_joinable(&be->me, &p->info, SUB, pe);
+        if (rc) break;
         memset(&ia, 0, sizeof(ia));
         ia.send_cq = be->cq;
         ia.recv_cq = be->cq;

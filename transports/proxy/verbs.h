@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/ib_conn.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -14,18 +16,9 @@ extern "C" {
 #define GSHMEMI_VERBS_BLOB_MAGIC 0x47534956u /* "GSIV" */
 #define GSHMEMI_VERBS_NAME_MAX 64            /* IBV_SYSFS_NAME_MAX */
 
-/* What each PE publishes at open: how its port is addressed. Same layout on every PE (one build). */
-typedef struct {
-    uint32_t magic;      /* GSHMEMI_VERBS_BLOB_MAGIC: a PE whose verbs backend did not open has 0 */
-    uint32_t psn;        /* first packet sequence number of every QP this PE creates */
-    uint16_t lid;        /* InfiniBand: the port's LID (0 on RoCE) */
-    uint8_t port;        /* port number on its device */
-    uint8_t mtu;         /* enum ibv_mtu: the port's active MTU */
-    uint8_t link_layer;  /* IBV_LINK_LAYER_* */
-    uint8_t gid_index;   /* index of gid in the port's table */
-    uint8_t pad[2];
-    uint8_t gid[16];     /* RoCE: the GID peers address (global routing) */
-} gshmemi_verbs_blob_t;
+/* What each PE publishes at open: how its port is addressed (common/ib_conn.h), magic
+ * GSHMEMI_VERBS_BLOB_MAGIC. */
+typedef gshmemi_ib_addr_t gshmemi_verbs_blob_t;
 
 #define GSHMEMI_VERBS_BLOB_SIZE sizeof(gshmemi_verbs_blob_t)
 

@@ -30,6 +30,9 @@ extern int gshmemi_log_pe;
 void gshmemi_log_write(int level, const char *subsys, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 const char *gshmemi_strerror(int status);
+/* The one refusal of an entry point called before shmem_init ("<routine> called before
+ * shmem_init"), at the caller's file and line: the runtime's check and collectives' share it. */
+void gshmemi_log_before_init(const char *subsys, const char *routine, const char *file, int line);
 
 /* Errors are always printed; warnings/info/trace follow GSHMEM_DEBUG. */
 #define GSHMEMI_ERROR(subsys, ...) gshmemi_log_write(0, subsys, __FILE__, __LINE__, __VA_ARGS__)

@@ -36,6 +36,11 @@ void gshmemi_log_write(int level, const char *subsys, const char *file, int line
     if (write(STDERR_FILENO, out, (size_t)n) < 0) return;
 }
 
+void gshmemi_log_before_init(const char *subsys, const char *routine, const char *file, int line)
+{
+    gshmemi_log_write(0, subsys, file, line, "%s called before shmem_init", routine);
+}
+
 const char *gshmemi_strerror(int status)
 {
     switch (status) {

@@ -1,7 +1,9 @@
 /* What the host proxy asks of a backend: the thing that moves bytes to a remote PE once the
  * proxy thread has taken a request off a PE's FIFO (device/proxy_fifo.h). Two backends:
- * copy (the copy engine, for PEs of this physical host that are remote to each other) and verbs
- * (an ibverbs RC QP per peer, for other hosts). The proxy picks one per peer at init.
+ * copy (common/copy.c: the copy engine, for PEs of this physical host that are remote to each
+ * other) and verbs (proxy/verbs.c: an ibverbs RC QP per peer, for other hosts). The proxy picks
+ * one per peer at init; the emulated IBGDA NIC moves its data with the copy backend, which is why
+ * this interface and that backend are shared (common/) rather than the proxy's own.
  *
  * Every data call posts and returns; work to one destination PE is executed in the order it was
  * posted (a signal posted after a put lands after the put's data), and flush() waits for all of

@@ -1,4 +1,4 @@
-/* The dlopen'ed libibverbs of transports/ibv_lib.h. */
+/* The dlopen'ed libibverbs of transports/common/ibv_lib.h. */
 #include "ibv_lib.h"
 
 #include <dlfcn.h>
@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../runtime/env.h"
-#include "../runtime/log.h"
+#include "../../runtime/base/env.h"
+#include "../../runtime/base/log.h"
 
 gshmemi_ibv_t gshmemi_ibv;
 

@@ -1,5 +1,6 @@
-/* The proxy's copy backend: PEs of this machine that are remote to each other (P2P disabled, or
- * another host by GSHMEM_HOST_ID). P2P maps their heaps here whether or not it serves them
+/* The copy backend (common/backend.h), the proxy's for PEs of this machine that are remote to
+ * each other (P2P disabled, or another host by GSHMEM_HOST_ID), and the emulated IBGDA NIC's data
+ * mover. P2P maps their heaps here whether or not it serves them
  * (ctx->host_view), so data moves with the copy engine between mapped addresses.
  *
  * Two streams per destination PE, both at the highest priority. The data stream carries copies
@@ -32,8 +33,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../runtime/clock.h"
-#include "../../runtime/env.h"
+#include "../../runtime/base/clock.h"
+#include "../../runtime/base/env.h"
 #include "../route.h"
 #include "backend.h"
 #include "copy.h"

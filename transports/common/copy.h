@@ -1,6 +1,6 @@
 /* The copy backend's atomic kernel (copy_kernels.cu); each returns a cudaError_t. */
-#ifndef GSHMEMI_PROXY_COPY_H
-#define GSHMEMI_PROXY_COPY_H
+#ifndef GSHMEMI_COPY_H
+#define GSHMEMI_COPY_H
 
 #include <stdint.h>
 
