@@ -122,6 +122,26 @@ GSHMEMI_DEFINE_COPY(4, uint32_t, 8)
 GSHMEMI_DEFINE_COPY(1, uint8_t, 4)
 #undef GSHMEMI_DEFINE_COPY
 
+/* The last n < 16 bytes of a copy whose pointers are aligned to the widest access it used (2 or
+ * more): one access each of 8, 4, 2 and 1 bytes as n needs, every load issued before a store, so
+ * a small get waits one trip over NVLink, not one per few bytes. */
+GSHMEMI_DEV void gshmemi_copy_tail(char *dst, const char *src, size_t n)
+{
+    const size_t at4 = n & 8, at2 = at4 + (n & 4), at1 = at2 + (n & 2);
+    unsigned long long v8 = 0;
+    unsigned int v4 = 0;
+    unsigned short v2 = 0;
+    unsigned char v1 = 0;
+    if (n & 8) v8 = __ldcg((const unsigned long long *)src);
+    if (n & 4) v4 = __ldcg((const unsigned int *)(src + at4));
+    if (n & 2) v2 = __ldcg((const unsigned short *)(src + at2));
+    if (n & 1) v1 = __ldcg((const unsigned char *)(src + at1));
+    if (n & 8) *(unsigned long long *)dst = v8;
+    if (n & 4) *(unsigned int *)(dst + at4) = v4;
+    if (n & 2) *(unsigned short *)(dst + at2) = v2;
+    if (n & 1) *(unsigned char *)(dst + at1) = v1;
+}
+
 /* Copies n bytes with threads tid of nt; uses the widest access both pointers allow after
  * peeling a head that aligns them (when they share alignment modulo 16). */
 GSHMEMI_DEV void gshmemi_copy(void *dstv, const void *srcv, size_t n, unsigned tid, unsigned nt)
@@ -147,7 +167,8 @@ GSHMEMI_DEV void gshmemi_copy(void *dstv, const void *srcv, size_t n, unsigned t
     default: nvec = 0; break;
     }
     size_t done = nvec * width;
-    gshmemi_copy_w1((uint8_t *)dst + done, (const uint8_t *)src + done, n - done, tid, nt);
+    if (width == 1) gshmemi_copy_w1((uint8_t *)dst + done, (const uint8_t *)src + done, n - done, tid, nt);
+    else if (tid == nt - 1 && done < n) gshmemi_copy_tail(dst + done, src + done, n - done);
 }
 
 /* Thread-group scopes of the _warp and _block variants. */

@@ -70,18 +70,22 @@ GSHMEMI_DEV void gshmemi_team_barrier_slice(const gshmemi_team_dev_t &t, int sli
     for (int dist = 1; dist < n; dist *= k) {
         int nj = dist == 1 ? n - 1 : (n - 1) / dist;
         if (nj > k - 1) nj = k - 1;
-        /* an ordered signal is a release: one fence, then relaxed increments, so a thread that
-         * signals several members (a thread-scope barrier of more than 2) does not wait for each
-         * signal's acknowledgement before the next */
-        if (ordered && 1 + (int)tid <= nj) gshmemi_fence_release_sys();
+        /* an ordered signal to a P2P member is a release: one fence before the first, then
+         * relaxed increments, so a thread that signals several members (a thread-scope barrier of
+         * more than 2) does not wait for each signal's acknowledgement before the next */
+        bool fenced = !ordered;
         for (int j = 1 + (int)tid; j <= nj; j += (int)nt) {
             /* (r + j * dist) % n without a division on the one-round path */
             int to = r + j * dist < n ? r + j * dist : (r + j * dist) % n;
             uint64_t *f = (uint64_t *)gshmemi_peer_ptr_raw(flags + word + j - 1, gshmemi_team_pe(t, to));
             /* remote: this PE is the word's only writer and the count is the same on every
              * member, so the increment is a store of the new count (no atomic at the target) */
-            if (ROUTED && !f) gshmemi_remote_p(flags + word + j - 1, *(volatile uint64_t *)count + 1, sizeof(uint64_t), gshmemi_team_pe(t, to), "team sync");
-            else gshmemi_red_relaxed_inc_u64(f);
+            if (ROUTED && !f) {
+                gshmemi_remote_p(flags + word + j - 1, *(volatile uint64_t *)count + 1, sizeof(uint64_t), gshmemi_team_pe(t, to), "team sync");
+                continue;
+            }
+            if (!fenced) gshmemi_fence_release_sys(), fenced = true;
+            gshmemi_red_relaxed_inc_u64(f);
         }
         /* read after the first signal, whose release would otherwise wait for the load */
         if (dist == 1) q = *(volatile uint64_t *)count + 1;
