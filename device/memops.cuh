@@ -168,7 +168,7 @@ GSHMEMI_DEV void gshmemi_copy(void *dstv, const void *srcv, size_t n, unsigned t
     }
     size_t done = nvec * width;
     if (width == 1) gshmemi_copy_w1((uint8_t *)dst + done, (const uint8_t *)src + done, n - done, tid, nt);
-    else if (tid == nt - 1 && done < n) gshmemi_copy_tail(dst + done, src + done, n - done);
+    else if (tid == 0 && done < n) gshmemi_copy_tail(dst + done, src + done, n - done);
 }
 
 /* Thread-group scopes of the _warp and _block variants. */
