@@ -128,10 +128,12 @@ GSHMEMI_HD_INLINE int gshmemi_bcast_relay(int team_size, const gshmemi_coll_args
 
 /* A DIRECT reduction of 2 PEs up to GSHMEM_COLL_ONESHOT_MAX is one-shot: each PE reads the
  * other's whole source, which over 2 PEs moves the same bytes per link direction as two-shot,
- * all as reads, and stores nothing remotely. Above, or on more PEs, two-shot. */
+ * all as reads, and stores nothing remotely. Above, on more PEs, or in place (the result would
+ * overwrite the source the peer is still reading), two-shot: each PE reads and stores only its
+ * own part. */
 GSHMEMI_HD_INLINE int gshmemi_reduce_oneshot(const gshmemi_device_state_t *ds, int team_size, const gshmemi_coll_args_t *a)
 {
-    return team_size == 2 && a->nelems * a->es <= ds->coll_oneshot_max;
+    return team_size == 2 && a->nelems * a->es <= ds->coll_oneshot_max && a->dest != a->src;
 }
 
 /* How many CTAs an on-stream DIRECT collective may take: `most`, and `bulk` for a call that moves

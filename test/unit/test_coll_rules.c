@@ -243,6 +243,8 @@ static void test_oneshot(void **state)
     assert_false(gshmemi_reduce_oneshot(&ds, 3, &a));
     a.nelems = 257;
     assert_false(gshmemi_reduce_oneshot(&ds, 2, &a));
+    a = gshmemi_coll_args(GSHMEMI_COLL_REDUCE, buf[0], buf[0], 256, 4); /* in place */
+    assert_false(gshmemi_reduce_oneshot(&ds, 2, &a));
 }
 
 /* GSHMEM_COLL_CTAS=0: every slice for a PE alone on its GPU (whatever its SMs); where PEs share
