@@ -107,10 +107,10 @@ static void check_reduce(const team_info &t, const char *name, int (*on_stream)(
     /* every PE allocates (a world collective); only members call and check */
     const int idx = index_in(t, me), tn = (int)t.pes.size();
     const size_t ns = scatter == REDUCESCATTER ? n * tn : n;
-    T *src = (T *)shmem_malloc(ns * sizeof(T)), *dest = (T *)shmem_malloc(n * sizeof(T) + 16);
+    T *src = (T *)shmem_malloc(ns * sizeof(T));
+    T *dest = scatter == REDUCE_IN_PLACE ? src : (T *)shmem_malloc(n * sizeof(T) + 16);
     std::vector<T> got(n), want(n);
 
-    if (scatter == REDUCE_IN_PLACE) shmem_free(dest), dest = src;
     fill_kernel<T><<<64, 256>>>(src, ns, me, OP);
     GT_CUDA(cudaGetLastError());
     GT_CUDA(cudaDeviceSynchronize());
@@ -145,10 +145,10 @@ static void check_reduce(const team_info &t, const char *name, int (*on_stream)(
 #define REDUCE_ONE(op, OPC, name, T, DT)                                                                               \
     if (!only || strcmp(only, #name #op) == 0) {                                                                      \
         check_reduce<OPC, T>(t, "shmem_" #name #op "_reduce", shmemx_##name##op##_reduce_on_stream,                     \
-                             shmem_##name##op##_reduce, n, 0);                                                        \
+                             shmem_##name##op##_reduce, n, REDUCE);                                                     \
         if (n < 100000)                                                                                               \
             check_reduce<OPC, T>(t, "shmem_" #name #op "_reducescatter", shmemx_##name##op##_reducescatter_on_stream,   \
-                                 shmem_##name##op##_reducescatter, n, 1);                                             \
+                                 shmem_##name##op##_reducescatter, n, REDUCESCATTER);                                   \
     }
 
 static void all_reductions(const team_info &t, size_t n, const char *only)
@@ -455,9 +455,9 @@ int main(int argc, char **argv)
     all_reductions(world, 20011, only); /* several LL chunks and slices; DIRECT with unaligned tails */
     /* large: 64 MiB float sum (16 MiB, still a two-shot push, in quick mode), and a medium double max */
     check_reduce<GSHMEMI_OP_SUM, float>(world, quick ? "float_sum 16 MiB" : "float_sum 64 MiB", shmemx_float_sum_reduce_on_stream,
-                                        shmem_float_sum_reduce, ((quick ? 16u : 64u) << 20) / 4, 0);
+                                        shmem_float_sum_reduce, ((quick ? 16u : 64u) << 20) / 4, REDUCE);
     check_reduce<GSHMEMI_OP_MAX, double>(world, "double_max 1 MiB", shmemx_double_max_reduce_on_stream, shmem_double_max_reduce,
-                                         (1u << 20) / 8, 0);
+                                         (1u << 20) / 8, REDUCE);
     check_reduce<GSHMEMI_OP_SUM, float>(world, "float_sum reducescatter 4 MiB", shmemx_float_sum_reducescatter_on_stream,
                                         shmem_float_sum_reducescatter, (4u << 20) / 4, REDUCESCATTER);
     /* in place, and counts that do not divide into the PEs (a job spanning hosts reduces these in
