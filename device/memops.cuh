@@ -102,24 +102,48 @@ GSHMEMI_DEV uint64_t gshmemi_ld_cg_v8(const uint64_t *p) { return __ldcg((const 
 GSHMEMI_DEV uint32_t gshmemi_ld_cg_v4(const uint32_t *p) { return __ldcg((const unsigned int *)p); }
 GSHMEMI_DEV uint8_t gshmemi_ld_cg_v1(const uint8_t *p) { return (uint8_t)__ldcg((const unsigned char *)p); }
 
-/* One copy loop per element width. UNROLL independent loads are issued before their stores so
- * that enough bytes are in flight to cover NVLink latency (gets are latency bound). */
-#define GSHMEMI_DEFINE_COPY(width, T, UNROLL)                                                        \
+/* One copy loop per element width. UNROLL independent loads are issued before their
+ * stores, so that bytes enough to cover NVLink latency are in flight (gets are latency bound). The
+ * device API copies with 4 (64 bytes a thread in flight, 16 registers of data), which keeps a
+ * user's kernel within 48 registers; the library's collective kernels with 8. Few threads
+ * copying much (one thread, or a few CTAs of 256) are latency bound and move about half as fast
+ * with 4 as with 8 (docs/performance.md); a kernel's register count bounds its threads, not this.
+ * A group whose size is a multiple of 32 copies in runs of UNROLL x 32 elements a warp, lane l of a
+ * run taking elements l, l + 32, ...: each load of a warp reads 32 consecutive elements and the
+ * offsets between a thread's loads are constants, so no load or store needs an address register of
+ * its own. One thread copies UNROLL consecutive elements at a time. A group of another size (a
+ * block of 48 threads, say) copies one element a thread a turn. */
+#ifndef GSHMEMI_COPY_UNROLL
+#define GSHMEMI_COPY_UNROLL 4 /* the device API, in users' kernels: 16 registers of data at 16 bytes */
+#endif
+#define GSHMEMI_COPY_UNROLL_COLL 8 /* the library's collective kernels, whose registers are their own */
+#define GSHMEMI_DEFINE_COPY(width, T)                                                                \
+    template <unsigned S, int UNROLL>                                                                 \
+    GSHMEMI_DEV void gshmemi_copy_runs_w##width(T *dst, const T *src, size_t n, size_t i, size_t step) \
+    {                                                                                                 \
+        _Pragma("unroll 1") for (; i + (UNROLL - 1) * S < n; i += step) {                             \
+            T v[UNROLL];                                                                              \
+            _Pragma("unroll") for (int u = 0; u < UNROLL; u++) v[u] = gshmemi_ld_cg_v##width(src + i + u * S); \
+            _Pragma("unroll") for (int u = 0; u < UNROLL; u++) dst[i + u * S] = v[u];                \
+        }                                                                                             \
+        /* this thread's last run, short (the runs after it start past n) */                         \
+        _Pragma("unroll 1") for (; i < n; i += S) dst[i] = gshmemi_ld_cg_v##width(src + i);           \
+    }                                                                                                 \
+    template <int UNROLL>                                                                             \
     GSHMEMI_DEV void gshmemi_copy_w##width(T *dst, const T *src, size_t n, unsigned tid, unsigned nt) \
     {                                                                                                 \
-        size_t i = tid;                                                                               \
-        const size_t stride = (size_t)nt;                                                             \
-        _Pragma("unroll 1") for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {             \
-            T v[UNROLL];                                                                              \
-            _Pragma("unroll") for (int u = 0; u < UNROLL; u++) v[u] = gshmemi_ld_cg_v##width(src + i + u * stride); \
-            _Pragma("unroll") for (int u = 0; u < UNROLL; u++) dst[i + u * stride] = v[u];            \
-        }                                                                                             \
-        for (; i < n; i += stride) dst[i] = gshmemi_ld_cg_v##width(src + i);                          \
+        if (nt == 1)                                                                                  \
+            gshmemi_copy_runs_w##width<1, UNROLL>(dst, src, n, 0, UNROLL);                            \
+        else if ((nt & 31) == 0)                                                                      \
+            gshmemi_copy_runs_w##width<32, UNROLL>(dst, src, n, (size_t)(tid >> 5) * 32 * UNROLL + (tid & 31), \
+                                                   (size_t)nt * UNROLL);                              \
+        else                                                                                          \
+            for (size_t i = tid; i < n; i += nt) dst[i] = gshmemi_ld_cg_v##width(src + i);            \
     }
-GSHMEMI_DEFINE_COPY(16, int4, 8)
-GSHMEMI_DEFINE_COPY(8, uint64_t, 8)
-GSHMEMI_DEFINE_COPY(4, uint32_t, 8)
-GSHMEMI_DEFINE_COPY(1, uint8_t, 4)
+GSHMEMI_DEFINE_COPY(16, int4)
+GSHMEMI_DEFINE_COPY(8, uint64_t)
+GSHMEMI_DEFINE_COPY(4, uint32_t)
+GSHMEMI_DEFINE_COPY(1, uint8_t)
 #undef GSHMEMI_DEFINE_COPY
 
 /* The last n < 16 bytes of a copy whose pointers are aligned to the widest access it used (2 or
@@ -144,6 +168,7 @@ GSHMEMI_DEV void gshmemi_copy_tail(char *dst, const char *src, size_t n)
 
 /* Copies n bytes with threads tid of nt; uses the widest access both pointers allow after
  * peeling a head that aligns them (when they share alignment modulo 16). */
+template <int UNROLL = GSHMEMI_COPY_UNROLL>
 GSHMEMI_DEV void gshmemi_copy(void *dstv, const void *srcv, size_t n, unsigned tid, unsigned nt)
 {
     char *dst = (char *)dstv;
@@ -154,20 +179,20 @@ GSHMEMI_DEV void gshmemi_copy(void *dstv, const void *srcv, size_t n, unsigned t
     if (width > 1) {
         size_t head = (width - ((uintptr_t)dst & (width - 1))) & (width - 1);
         if (head > n) head = n;
-        gshmemi_copy_w1((uint8_t *)dst, (const uint8_t *)src, head, tid, nt);
+        gshmemi_copy_w1<4>((uint8_t *)dst, (const uint8_t *)src, head, tid, nt);
         dst += head;
         src += head;
         n -= head;
     }
     size_t nvec = n / width;
     switch (width) {
-    case 16: gshmemi_copy_w16((int4 *)dst, (const int4 *)src, nvec, tid, nt); break;
-    case 8: gshmemi_copy_w8((uint64_t *)dst, (const uint64_t *)src, nvec, tid, nt); break;
-    case 4: gshmemi_copy_w4((uint32_t *)dst, (const uint32_t *)src, nvec, tid, nt); break;
+    case 16: gshmemi_copy_w16<UNROLL>((int4 *)dst, (const int4 *)src, nvec, tid, nt); break;
+    case 8: gshmemi_copy_w8<UNROLL>((uint64_t *)dst, (const uint64_t *)src, nvec, tid, nt); break;
+    case 4: gshmemi_copy_w4<UNROLL>((uint32_t *)dst, (const uint32_t *)src, nvec, tid, nt); break;
     default: nvec = 0; break;
     }
     size_t done = nvec * width;
-    if (width == 1) gshmemi_copy_w1((uint8_t *)dst + done, (const uint8_t *)src + done, n - done, tid, nt);
+    if (width == 1) gshmemi_copy_w1<4>((uint8_t *)dst + done, (const uint8_t *)src + done, n - done, tid, nt);
     else if (tid == 0 && done < n) gshmemi_copy_tail(dst + done, src + done, n - done);
 }
 

@@ -26,7 +26,7 @@ GSHMEMI_DEV void gshmemi_push_reduce(const gshmemi_team_dev_t &t, const gshmemi_
     size_t plo, phi, lo, hi;
     gshmemi_slice_range(blk, 16, 1 - me, 2, &plo, &phi);
     gshmemi_slice_range(phi - plo, 16, slice, nslices, &lo, &hi);
-    gshmemi_copy((char *)gshmemi_peer_ptr_raw(a.dest, peer) + plo + lo, (const char *)a.src + plo + lo, hi - lo, tid, nt);
+    gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>((char *)gshmemi_peer_ptr_raw(a.dest, peer) + plo + lo, (const char *)a.src + plo + lo, hi - lo, tid, nt);
     gshmemi_scope_sync(scope);
     gshmemi_team_barrier_slice<false>(t, slice, tid, nt, scope, true);
     gshmemi_slice_range(blk, 16, me, 2, &plo, &phi);
@@ -51,7 +51,7 @@ GSHMEMI_DEV void gshmemi_bcast_relay_slice(const gshmemi_team_dev_t &t, const gs
     gshmemi_slice_range(a.nelems * a.es, 16, slice, nslices, &lo, &hi);
     char *dst = (char *)a.dest + lo;
     if (me == root) {
-        gshmemi_copy(dst, (const char *)a.src + lo, hi - lo, tid, nt);
+        gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>(dst, (const char *)a.src + lo, hi - lo, tid, nt);
         return;
     }
     const char *from_root = (const char *)gshmemi_peer_ptr_raw(a.src, gshmemi_team_pe(t, root)) + lo;
@@ -72,7 +72,7 @@ GSHMEMI_DEV void gshmemi_bcast_relay_slice(const gshmemi_team_dev_t &t, const gs
     for (size_t k = 0; k < steps; k++) {
         size_t b, e;
         part(mine, k, &b, &e);
-        gshmemi_copy(dst + b, from_root + b, e - b, tid, nt);
+        gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>(dst + b, from_root + b, e - b, tid, nt);
         gshmemi_scope_sync(scope);
         if (tid == 0) gshmemi_st_release_u64(word, epoch | (k + 1));
         for (int i = 1; i < pieces; i++) {
@@ -87,7 +87,7 @@ GSHMEMI_DEV void gshmemi_bcast_relay_slice(const gshmemi_team_dev_t &t, const gs
                     if (gshmemi_wait_expired(&start, &spins)) gshmemi_wait_report("broadcast relay", w, pe);
             }
             gshmemi_scope_sync(scope);
-            gshmemi_copy(dst + b, (const char *)gshmemi_peer_ptr_raw(a.dest, pe) + lo + b, e - b, tid, nt);
+            gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>(dst + b, (const char *)gshmemi_peer_ptr_raw(a.dest, pe) + lo + b, e - b, tid, nt);
         }
     }
 }
@@ -135,7 +135,7 @@ GSHMEMI_DEV void gshmemi_direct_body(const gshmemi_team_dev_t &t, const gshmemi_
                 break;
             }
         gshmemi_slice_range(blk, 16, slice, nslices, &lo, &hi);
-        gshmemi_copy(dst + lo, (const char *)gshmemi_peer_ptr_raw(src, gshmemi_team_pe(t, a.root)) + lo, hi - lo, tid, nt);
+        gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>(dst + lo, (const char *)gshmemi_peer_ptr_raw(src, gshmemi_team_pe(t, a.root)) + lo, hi - lo, tid, nt);
         break;
     case GSHMEMI_COLL_FCOLLECT:
     case GSHMEMI_COLL_ALLTOALL: {
@@ -150,9 +150,9 @@ GSHMEMI_DEV void gshmemi_direct_body(const gshmemi_team_dev_t &t, const gshmemi_
             int m = (me + i) % n, pe = gshmemi_team_pe(t, m);
             size_t at = a.kind == GSHMEMI_COLL_ALLTOALL ? (size_t)(push ? m : me) * blk : 0;
             if (in_place && m == me) continue;
-            if (push) gshmemi_copy((char *)gshmemi_peer_ptr_raw(dst, pe) + (size_t)me * blk + lo, src + at + lo, hi - lo, tid, nt);
-            else if (in_place) gshmemi_copy(dst + (size_t)m * blk + lo, (const char *)gshmemi_peer_ptr_raw(dst, pe) + (size_t)m * blk + lo, hi - lo, tid, nt);
-            else gshmemi_copy(dst + (size_t)m * blk + lo, (const char *)gshmemi_peer_ptr_raw(src, pe) + at + lo, hi - lo, tid, nt);
+            if (push) gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>((char *)gshmemi_peer_ptr_raw(dst, pe) + (size_t)me * blk + lo, src + at + lo, hi - lo, tid, nt);
+            else if (in_place) gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>(dst + (size_t)m * blk + lo, (const char *)gshmemi_peer_ptr_raw(dst, pe) + (size_t)m * blk + lo, hi - lo, tid, nt);
+            else gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>(dst + (size_t)m * blk + lo, (const char *)gshmemi_peer_ptr_raw(src, pe) + at + lo, hi - lo, tid, nt);
         }
         break;
     }
@@ -172,7 +172,7 @@ GSHMEMI_DEV void gshmemi_direct_body(const gshmemi_team_dev_t &t, const gshmemi_
         for (int m = 0; m < n; m++) {
             size_t cnt = (size_t)gshmemi_ld_acquire_u64(gshmemi_peer_ptr_raw(gshmemi_collect_word(t), gshmemi_team_pe(t, m))) * a.es;
             gshmemi_slice_range(cnt, 16, slice, nslices, &lo, &hi);
-            gshmemi_copy(dst + at + lo, (const char *)gshmemi_peer_ptr_raw(src, gshmemi_team_pe(t, m)) + lo, hi - lo, tid, nt);
+            gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>(dst + at + lo, (const char *)gshmemi_peer_ptr_raw(src, gshmemi_team_pe(t, m)) + lo, hi - lo, tid, nt);
             at += cnt;
         }
         break;

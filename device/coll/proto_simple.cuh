@@ -116,7 +116,7 @@ template <bool ROUTED> struct gshmemi_simple {
         /* In place, the proxy would read the chunk after this PE has stored the step's result over
          * it: it reads a copy in this PE's own slot of the step (nobody sends there), free again
          * once every member has credited the step, as every slot is. */
-        if (ROUTED && stage) gshmemi_copy(slot + u.sub, chunk_for(me) + u.sub, u.len, tid, nt);
+        if (ROUTED && stage) gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>(slot + u.sub, chunk_for(me) + u.sub, u.len, tid, nt);
         auto post = [&](int i) { /* one request carries the chunk and, after it, the flag */
             gshmemi_remote_put_signal(slot, ROUTED && stage ? slot : chunk_for((me + i) % n), len,
                                       t.simple_flags + (size_t)slice * n + me, step, SHMEM_SIGNAL_SET,
@@ -124,7 +124,7 @@ template <bool ROUTED> struct gshmemi_simple {
         };
         for (int i = 1; i < n; i++) {
             char *d = (char *)gshmemi_peer_ptr_raw(slot, gshmemi_team_pe(t, (me + i) % n));
-            if (!ROUTED || d) gshmemi_copy(d + u.sub, chunk_for((me + i) % n) + u.sub, u.len, tid, nt);
+            if (!ROUTED || d) gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>(d + u.sub, chunk_for((me + i) % n) + u.sub, u.len, tid, nt);
             else if (!stage && part == 0 && tid == (unsigned)i % nt) post(i);
         }
         gshmemi_scope_sync(scope);
@@ -157,7 +157,7 @@ template <bool ROUTED> struct gshmemi_simple {
     }
     GSHMEMI_DEVM word own(const unit &u, const char *p) const { return p + u.sub; }
     GSHMEMI_DEVM word from(const unit &u, int i) const { return gshmemi_simple_slot<ROUTED>(t, step, slice, i) + u.sub; }
-    GSHMEMI_DEVM void out(const unit &u, char *p, word w) const { gshmemi_copy(p + u.sub, w, u.len, tid, nt); }
+    GSHMEMI_DEVM void out(const unit &u, char *p, word w) const { gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>(p + u.sub, w, u.len, tid, nt); }
     template <int OP, typename T, typename Get> GSHMEMI_DEVM void reduce(const unit &u, int n, Get get, char *p) const
     {
         gshmemi_reduce_loop<OP, T>(n, get, 1, [=](int) { return p + u.sub; }, u.len, tid, nt);

@@ -1,9 +1,8 @@
-/* Kernels written as users write them, launched as wide as a block may be: a loop of int_p and a
- * fetch-add per thread at 1024 threads (the most a block may have, which needs at most 64
- * registers a thread), and loops of putmem and getmem _nbi_block and a put-with-signal at the most
- * threads a block their registers allow (on sm_90 the block-scope P2P copy, with eight 16-byte
- * loads in flight a thread, needs 67-68), which this test prints. Every launch is checked and every datum, whichever transport
- * reaches the next PE. */
+/* Kernels written as users write them, launched at 1024 threads a block (the most a block may
+ * have, which needs at most 64 registers a thread): loops of putmem and getmem at block, warp and
+ * thread scope (blocking and _nbi), a typed block put, a put-with-signal, int_p and a fetch-add per
+ * thread. Each kernel's registers are printed; every launch is checked and every datum, whichever
+ * transport reaches the next PE. */
 #include "gpu_test.cuh"
 
 #define THREADS 1024
@@ -25,6 +24,51 @@ __global__ void get_loop(char *dest, const char *src, int peer, int rounds)
     for (int i = 0; i < rounds; i++) shmemx_getmem_nbi_block(dest + off, src + off, PER_CTA, peer);
     __syncthreads();
     if (threadIdx.x == 0) shmem_quiet();
+}
+
+/* each warp (each thread) moves its own part of the CTA's PER_CTA bytes */
+__global__ void put_warps(char *dest, const char *src, int peer)
+{
+    const size_t part = PER_CTA / (THREADS / 32), off = (size_t)blockIdx.x * PER_CTA + (threadIdx.x / 32) * part;
+    shmemx_putmem_warp(dest + off, src + off, part, peer);
+}
+
+__global__ void get_nbi_warps(char *dest, const char *src, int peer)
+{
+    const size_t part = PER_CTA / (THREADS / 32), off = (size_t)blockIdx.x * PER_CTA + (threadIdx.x / 32) * part;
+    shmemx_getmem_nbi_warp(dest + off, src + off, part, peer);
+    shmem_quiet();
+}
+
+__global__ void put_threads(char *dest, const char *src, int peer)
+{
+    const size_t part = PER_CTA / THREADS, off = (size_t)blockIdx.x * PER_CTA + threadIdx.x * part;
+    shmem_putmem(dest + off, src + off, part, peer);
+}
+
+__global__ void get_threads(char *dest, const char *src, int peer)
+{
+    const size_t part = PER_CTA / THREADS, off = (size_t)blockIdx.x * PER_CTA + threadIdx.x * part;
+    shmem_getmem(dest + off, src + off, part, peer);
+}
+
+__global__ void put_blocking_blocks(char *dest, const char *src, int peer)
+{
+    const size_t off = (size_t)blockIdx.x * PER_CTA;
+    shmemx_putmem_block(dest + off, src + off, PER_CTA, peer);
+}
+
+__global__ void get_blocking_blocks(char *dest, const char *src, int peer)
+{
+    const size_t off = (size_t)blockIdx.x * PER_CTA;
+    shmemx_getmem_block(dest + off, src + off, PER_CTA, peer);
+}
+
+/* a float put of the CTA's part, an odd count of elements off a 4-byte (not 16-byte) boundary */
+__global__ void float_put_blocks(float *dest, const float *src, int peer)
+{
+    const size_t part = PER_CTA / sizeof(float), off = (size_t)blockIdx.x * part;
+    shmemx_float_put_block(dest + off + 1, src + off + 1, part - 3, peer);
 }
 
 __global__ void p_loop(int *dest, int peer, int me)
@@ -59,6 +103,16 @@ __global__ void count_bad(const char *p, size_t n, int seed, unsigned long long 
         if (p[i] != (char)(seed * 31 + (int)(i % 251))) atomicAdd(bad, 1ull);
 }
 
+/* In each CTA's PER_CTA bytes, [lo, hi) holds the pattern of seed and the rest is 0. */
+__global__ void count_bad_parts(const char *p, size_t n, int seed, size_t lo, size_t hi, unsigned long long *bad)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const size_t c = i % PER_CTA;
+        const char want = c >= lo && c < hi ? (char)(seed * 31 + (int)(i % 251)) : 0;
+        if (p[i] != want) atomicAdd(bad, 1ull);
+    }
+}
+
 static unsigned long long bad_bytes(const char *p, size_t n, int seed, unsigned long long *bad_d)
 {
     unsigned long long bad = 0;
@@ -71,20 +125,10 @@ static unsigned long long bad_bytes(const char *p, size_t n, int seed, unsigned 
 /* A launch at 1024 threads: its error (too many resources) is the point of this test. */
 #define LAUNCH_1024(kernel, ...)                                                                   \
     do {                                                                                           \
-        kernel<<<CTAS, THREADS>>>(__VA_ARGS__);                                                    \
-        GT_CUDA(cudaGetLastError());                                                               \
-        GT_CUDA(cudaDeviceSynchronize());                                                          \
-    } while (0)
-
-/* A launch at the most threads a block (a multiple of 32, at most 1024) the kernel's registers
- * allow; the block loops split PER_CTA over however many threads they have. */
-#define LAUNCH_WIDEST(kernel, ...)                                                                 \
-    do {                                                                                           \
         cudaFuncAttributes a_;                                                                     \
         GT_CUDA(cudaFuncGetAttributes(&a_, kernel));                                               \
-        const int t_ = a_.maxThreadsPerBlock < THREADS ? a_.maxThreadsPerBlock / 32 * 32 : THREADS; \
-        if (shmem_my_pe() == 0) printf("test_wide_blocks: %s: %d registers, %d threads a block\n", #kernel, a_.numRegs, t_); \
-        kernel<<<CTAS, t_>>>(__VA_ARGS__);                                                         \
+        if (shmem_my_pe() == 0) printf("test_wide_blocks: %s: %d registers\n", #kernel, a_.numRegs); \
+        kernel<<<CTAS, THREADS>>>(__VA_ARGS__);                                                    \
         GT_CUDA(cudaGetLastError());                                                               \
         GT_CUDA(cudaDeviceSynchronize());                                                          \
     } while (0)
@@ -109,7 +153,7 @@ int main(void)
     shmem_barrier_all();
 
     /* puts into the next PE */
-    LAUNCH_WIDEST(put_loop, dst, src, next, ROUNDS);
+    LAUNCH_1024(put_loop, dst, src, next, ROUNDS);
     shmem_barrier_all();
     GT_CHECK(bad_bytes(dst, bytes, prev + 1, bad_d) == 0, "putmem_nbi_block: wrong bytes from PE %d", prev);
 
@@ -117,9 +161,47 @@ int main(void)
     GT_CUDA(cudaMemset(dst, 0, bytes));
     GT_CUDA(cudaDeviceSynchronize());
     shmem_barrier_all();
-    LAUNCH_WIDEST(get_loop, dst, src, next, ROUNDS);
+    LAUNCH_1024(get_loop, dst, src, next, ROUNDS);
     GT_CHECK(bad_bytes(dst, bytes, next + 1, bad_d) == 0, "getmem_nbi_block: wrong bytes from PE %d", next);
     shmem_barrier_all();
+
+    /* the other forms, each into zeroed memory: puts into the next PE, gets from it */
+    struct {
+        const char *what;
+        void (*kernel)(char *, const char *, int);
+        int is_get;
+    } forms[] = {
+        {"putmem_block", put_blocking_blocks, 0}, {"getmem_block", get_blocking_blocks, 1},
+        {"putmem_warp", put_warps, 0},            {"getmem_nbi_warp", get_nbi_warps, 1},
+        {"putmem", put_threads, 0},               {"getmem", get_threads, 1},
+    };
+    for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+        GT_CUDA(cudaMemset(dst, 0, bytes));
+        GT_CUDA(cudaDeviceSynchronize());
+        shmem_barrier_all();
+        cudaFuncAttributes attr;
+        GT_CUDA(cudaFuncGetAttributes(&attr, forms[f].kernel));
+        if (me == 0) printf("test_wide_blocks: %s: %d registers\n", forms[f].what, attr.numRegs);
+        forms[f].kernel<<<CTAS, THREADS>>>(dst, src, next);
+        GT_CUDA(cudaGetLastError());
+        GT_CUDA(cudaDeviceSynchronize());
+        shmem_barrier_all(); /* a put is complete at the barrier (quiet), and the peer's too */
+        const int from = forms[f].is_get ? next : prev;
+        GT_CHECK(bad_bytes(dst, bytes, from + 1, bad_d) == 0, "%s at %d threads: wrong bytes from PE %d", forms[f].what,
+                 THREADS, from);
+    }
+    GT_CUDA(cudaMemset(dst, 0, bytes));
+    GT_CUDA(cudaDeviceSynchronize());
+    shmem_barrier_all();
+    LAUNCH_1024(float_put_blocks, (float *)dst, (const float *)src, next);
+    shmem_barrier_all();
+    {
+        unsigned long long bad = 0;
+        GT_CUDA(cudaMemset(bad_d, 0, sizeof(bad)));
+        count_bad_parts<<<64, 256>>>(dst, bytes, prev + 1, sizeof(float), PER_CTA - 2 * sizeof(float), bad_d);
+        GT_CUDA(cudaMemcpy(&bad, bad_d, sizeof(bad), cudaMemcpyDeviceToHost));
+        GT_CHECK(bad == 0, "float_put_block at %d threads: %llu wrong bytes from PE %d", THREADS, bad, prev);
+    }
 
     /* int_p into the next PE, every thread its own element */
     LAUNCH_1024(p_loop, ints, next, me);
@@ -149,15 +231,14 @@ int main(void)
     GT_CUDA(cudaMemset(dst, 0, bytes));
     GT_CUDA(cudaDeviceSynchronize());
     shmem_barrier_all();
-    LAUNCH_WIDEST(put_signal_blocks, dst, src, sig, next);
+    LAUNCH_1024(put_signal_blocks, dst, src, sig, next);
     wait_signal<<<1, 1>>>(sig, CTAS); /* the data is there once the signal says every block's is */
     GT_CUDA(cudaGetLastError());
     GT_CUDA(cudaDeviceSynchronize());
     GT_CHECK(bad_bytes(dst, bytes, prev + 1, bad_d) == 0, "putmem_signal_nbi_block: wrong bytes from PE %d", prev);
     shmem_barrier_all();
 
-    printf("test_wide_blocks: PE %d of %d: p and fetch-add kernels at %d threads a block, put, get and put-with-signal at their widest: PASS\n",
-           me, n, THREADS);
+    printf("test_wide_blocks: PE %d of %d: every kernel at %d threads a block: PASS\n", me, n, THREADS);
     GT_CUDA(cudaFree(bad_d));
     GT_CUDA(cudaFree(sum_d));
     shmem_free(sig);
