@@ -5,17 +5,7 @@
 
 #include "runtime/base/env.h"
 #include "transports/route.h"
-
-static int failures;
-#define EXPECT(cond, ...)                                                                                          \
-    do {                                                                                                           \
-        if (!(cond)) {                                                                                             \
-            fprintf(stderr, "test_route: %s:%d: ", __FILE__, __LINE__);                                            \
-            fprintf(stderr, __VA_ARGS__);                                                                          \
-            fputc('\n', stderr);                                                                                   \
-            failures++;                                                                                            \
-        }                                                                                                          \
-    } while (0)
+#include "expect.h"
 
 static const char *route_name(int r)
 {
@@ -155,8 +145,8 @@ int main(void)
     EXPECT(!gshmemi_route_job_uses_verbs(one, 4, &c), "forced verbs, all P2P: verbs opened");
     EXPECT(gshmemi_route_job_uses_verbs(split, 4, &c), "forced verbs across host ids: verbs not opened");
 
-    if (failures) {
-        fprintf(stderr, "test_route: %d check(s) failed\n", failures);
+    if (expect_failures) {
+        fprintf(stderr, "test_route: %d check(s) failed\n", expect_failures);
         return 1;
     }
     printf("test_route: every case routed as expected\n");
