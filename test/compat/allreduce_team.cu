@@ -35,11 +35,8 @@ static int check(const char *what, const int *dest_d, int start, int stride, int
 
 int main(void)
 {
-    compat_init_on_node_gpu();
-    int mype = nvshmem_my_pe();
-    int npes = nvshmem_n_pes();
-    cudaStream_t stream;
-    CUDA_CHECK(cudaStreamCreate(&stream));
+    int mype, npes;
+    cudaStream_t stream = compat_start(&mype, &npes);
 
     int *src = (int *)nvshmem_malloc(N * sizeof(int));
     int *dest = (int *)nvshmem_malloc(N * sizeof(int));

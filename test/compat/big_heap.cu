@@ -36,8 +36,8 @@ static double since(std::chrono::steady_clock::time_point t0)
 
 int main(void)
 {
-    compat_init_on_node_gpu();
-    int mype = nvshmem_my_pe(), npes = nvshmem_n_pes();
+    int mype, npes;
+    compat_start(&mype, &npes);
 
     unsigned *block[BLOCKS];
     double malloc_ms = 0, barrier_ms = 0;

@@ -42,9 +42,8 @@ __global__ void consumer(const int *msg, uint64_t *data_sig, uint64_t *ack_sig, 
 
 int main(void)
 {
-    compat_init_on_node_gpu();
-    int mype = nvshmem_my_pe();
-    int npes = nvshmem_n_pes();
+    int mype, npes;
+    compat_start(&mype, &npes);
     if (npes < 2) {
         fprintf(stderr, "put_signal needs 2 PEs or more\n");
         nvshmem_finalize();

@@ -15,11 +15,8 @@ __global__ void ring_put(int *dest)
 
 int main(void)
 {
-    compat_init_on_node_gpu();
-    int mype = nvshmem_my_pe();
-    int npes = nvshmem_n_pes();
-    cudaStream_t stream;
-    CUDA_CHECK(cudaStreamCreate(&stream));
+    int mype, npes;
+    cudaStream_t stream = compat_start(&mype, &npes);
 
     int *dest = (int *)nvshmem_malloc(N * sizeof(int));
     if (!dest) {

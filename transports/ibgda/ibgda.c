@@ -982,13 +982,9 @@ static int ibgda_finalize(gshmemi_transport_ctx_t *ctx)
 
 /* Host-initiated operations: through the heap mapping, as the proxy's copy engine does. */
 const gshmemi_transport_t gshmemi_transport_ibgda = {
-    .name = "ibgda",
+    GSHMEMI_TRANSPORT_LIFE_CYCLE(ibgda),
     .blob_size = sizeof(ibgda_blob_t),
-    .init = ibgda_init,
-    .connect = ibgda_connect,
-    .register_chunk = ibgda_register_chunk,
     .quiet = ibgda_quiet,
     .progress = NULL, /* the NIC thread makes progress */
-    .finalize = ibgda_finalize,
     GSHMEMI_MAPPED_HOST_OPS,
 };

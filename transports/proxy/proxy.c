@@ -653,18 +653,10 @@ static int proxy_amo(gshmemi_transport_ctx_t *ctx, int op, void *dest, uint64_t 
 }
 
 const gshmemi_transport_t gshmemi_transport_proxy = {
-    .name = "proxy",
+    GSHMEMI_TRANSPORT_LIFE_CYCLE(proxy),
     .blob_size = PROXY_BLOB_BYTES,
-    .init = proxy_init,
-    .connect = proxy_connect,
-    .register_chunk = proxy_register_chunk,
     .quiet = proxy_quiet,
     .progress = NULL, /* the proxy thread makes progress */
-    .finalize = proxy_finalize,
-    .put = proxy_put,
-    .get = proxy_get,
-    .iput = proxy_iput,
-    .iget = proxy_iget,
-    .amo = proxy_amo,
+    GSHMEMI_TRANSPORT_HOST_OPS(proxy),
     .wait_local = gshmemi_mapped_wait_local, /* a wait on local memory is the same whoever writes it */
 };

@@ -1011,16 +1011,6 @@ static void verbs_close(gshmemi_proxy_backend_t *be)
 }
 
 const gshmemi_proxy_backend_ops_t gshmemi_proxy_backend_verbs = {
-    .name = "verbs",
+    GSHMEMI_PROXY_BACKEND_COMMON(verbs),
     .blob_size = GSHMEMI_VERBS_BLOB_SIZE,
-    .open = verbs_open,
-    .connect = verbs_connect,
-    .register_chunk = verbs_register_chunk,
-    .put = verbs_put,
-    .get = verbs_get,
-    .put_value = verbs_put_value,
-    .amo = verbs_amo,
-    .progress = verbs_progress,
-    .flush = verbs_flush,
-    .close = verbs_close,
 };
