@@ -83,19 +83,10 @@ static __global__ void lat_kernel(char *dst, const char *src, size_t size, int p
 /* Times one launch of `launch` on `s` (PE 0's events); returns microseconds. */
 #define TIME_US(us, s, launch)                                                                     \
     do {                                                                                           \
-        cudaEvent_t a_, b_;                                                                        \
-        float ms_;                                                                                 \
-        CMP_CUDA(cudaEventCreate(&a_));                                                            \
-        CMP_CUDA(cudaEventCreate(&b_));                                                            \
-        CMP_CUDA(cudaEventRecord(a_, s));                                                          \
+        cuda_timer_t timer_ = cuda_timer_start(s, "compare");                                      \
         launch;                                                                                    \
-        CMP_CUDA(cudaGetLastError());                                                              \
-        CMP_CUDA(cudaEventRecord(b_, s));                                                          \
-        CMP_CUDA(cudaEventSynchronize(b_));                                                        \
-        CMP_CUDA(cudaEventElapsedTime(&ms_, a_, b_));                                              \
-        CMP_CUDA(cudaEventDestroy(a_));                                                            \
-        CMP_CUDA(cudaEventDestroy(b_));                                                            \
-        (us) = ms_ * 1000.0;                                                                       \
+        (us) = cuda_timer_ms(&timer_, s) * 1000.0;                                                 \
+        cuda_timer_free(&timer_);                                                                  \
     } while (0)
 
 static void bench_lat(int get, cudaStream_t s)

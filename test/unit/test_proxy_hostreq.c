@@ -23,6 +23,8 @@
 #include <infiniband/verbs.h>
 #include <cmocka.h>
 
+#include "fake_ibverbs_sym.h"
+
 #include "fake_ibverbs.h"
 #include "stderr_capture.h"
 
@@ -60,16 +62,6 @@ static int mirror_allgather(gshmemi_bootstrap_t *bs, void *buf, size_t len)
         q[3] = 0;
     }
     return GSHMEMI_OK;
-}
-
-static void *fake_sym(const char *name)
-{
-    void *h = dlopen(FAKE_IBVERBS, RTLD_NOW | RTLD_NOLOAD), *f;
-    assert_non_null(h);
-    f = dlsym(h, name);
-    assert_non_null(f);
-    dlclose(h);
-    return f;
 }
 
 static double now_s(void)

@@ -16,6 +16,8 @@
 #include <infiniband/verbs.h>
 #include <cmocka.h>
 
+#include "fake_ibverbs_sym.h"
+
 #include "stderr_capture.h"
 
 #include "runtime/base/env.h"
@@ -398,16 +400,6 @@ static CUresult stub_handle(void *handle, CUdeviceptr p, size_t size, CUmemRange
     if (!dmabuf_ok || type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || flags) return CUDA_ERROR_NOT_SUPPORTED;
     *(int *)handle = open("/dev/null", O_RDONLY); /* any open fd: the fake checks it is one */
     return CUDA_SUCCESS;
-}
-
-static void *fake_sym(const char *name)
-{
-    void *h = dlopen(FAKE_IBVERBS, RTLD_NOW | RTLD_NOLOAD), *f;
-    assert_non_null(h);
-    f = dlsym(h, name);
-    assert_non_null(f);
-    dlclose(h);
-    return f;
 }
 
 static void test_fake_refusals(void **state)
