@@ -7,19 +7,13 @@
 #include "transports/route.h"
 #include "expect.h"
 
-static const char *route_name(int r)
-{
-    static const char *const names[] = {"none", "p2p", "proxy-copy", "proxy-verbs", "ibgda"};
-    return r >= 0 && r < 5 ? names[r] : "?";
-}
-
 /* route from me to pe, expected route and a word its reason must contain */
 static void expect_route(const gshmemi_route_peer_t *p, int n, int me, int pe, gshmemi_route_cfg_t cfg, int want,
                          const char *why_has)
 {
     const char *why = NULL;
     int got = gshmemi_route_pick(p, n, me, pe, &cfg, &why);
-    EXPECT(got == want, "PE %d -> %d: route %s, expected %s (why: %s)", me, pe, route_name(got), route_name(want), why ? why : "(null)");
+    EXPECT(got == want, "PE %d -> %d: route %s, expected %s (why: %s)", me, pe, gshmemi_route_name(got), gshmemi_route_name(want), why ? why : "(null)");
     EXPECT(why && strstr(why, why_has), "PE %d -> %d: reason \"%s\" lacks \"%s\"", me, pe, why ? why : "(null)", why_has);
 }
 

@@ -214,8 +214,9 @@ static struct ibv_context *open_devx(void *arg, struct ibv_device *dev, const ch
 }
 
 /* The device: GSHMEM_IB_DEVICE's, or the first mlx5 one with an active port, opened with DEVX.
- * GSHMEMI_ERR_UNSUPPORTED (this host has none) is not logged: why says why, the caller logs it;
- * other failures are logged as errors. */
+ * Nothing is logged: on a failure why says why, and the caller logs it (GSHMEMI_ERR_UNSUPPORTED:
+ * this host has none; GSHMEMI_ERR_INVALID or GSHMEMI_ERR_SYSTEM: the device GSHMEM_IB_DEVICE
+ * names is absent or unusable). */
 static int open_device(gshmemi_ibgda_t *g, char *why_out, size_t why_cap)
 {
     char want[GSHMEMI_IBV_NAME_MAX];
@@ -234,8 +235,8 @@ static int open_device(gshmemi_ibgda_t *g, char *why_out, size_t why_cap)
         return GSHMEMI_OK;
     }
     if (want[0] && !found.named_found) {
-        GSHMEMI_ERROR(SUB, "GSHMEM_IB_DEVICE=%s: no such RDMA device on this host (devices present: %s%s)",
-                      gshmemi_env.IB_DEVICE, found.present, found.none_cause);
+        snprintf(why_out, why_cap, "GSHMEM_IB_DEVICE=%s: no such RDMA device on this host (devices present: %s%s)",
+                 gshmemi_env.IB_DEVICE, found.present, found.none_cause);
         return GSHMEMI_ERR_INVALID;
     }
     if (!found.listed) {
@@ -247,7 +248,7 @@ static int open_device(gshmemi_ibgda_t *g, char *why_out, size_t why_cap)
         return GSHMEMI_ERR_UNSUPPORTED;
     }
     if (want[0]) {
-        GSHMEMI_ERROR(SUB, "GSHMEM_IB_DEVICE=%s: not usable for IBGDA (%s)", gshmemi_env.IB_DEVICE, found.why);
+        snprintf(why_out, why_cap, "GSHMEM_IB_DEVICE=%s: not usable for IBGDA (%s)", gshmemi_env.IB_DEVICE, found.why);
         return GSHMEMI_ERR_SYSTEM;
     }
     snprintf(why_out, why_cap, "no usable mlx5 device (%s): no IBGDA", found.why);
@@ -302,10 +303,27 @@ static void log_cmd_failure(const gshmemi_ibgda_t *g, const char *cmd, const cha
                   strerror(errno ? errno : EIO), st, gshmemi_prm_status_name(st), synd);
 }
 
+/* DEVX object creation by the command in `in` (in_bytes): *obj and its number in *num, or
+ * GSHMEMI_ERR_SYSTEM logged naming the command, the target and the firmware's status. */
+static int create_obj(gshmemi_ibgda_t *g, const char *cmd, const char *target, const uint8_t *in, size_t in_bytes,
+                      struct mlx5dv_devx_obj **obj, uint32_t *num)
+{
+    uint8_t out[GSHMEMI_PRM_OUT_BYTES];
+    memset(out, 0, sizeof(out));
+    errno = 0;
+    *obj = mlx5.devx_obj_create(g->ctx, in, in_bytes, out, sizeof(out));
+    if (!*obj) {
+        log_cmd_failure(g, cmd, target, out);
+        return GSHMEMI_ERR_SYSTEM;
+    }
+    *num = gshmemi_prm_out_obj_num(out);
+    return GSHMEMI_OK;
+}
+
 static int make_qp(gshmemi_ibgda_t *g, const gshmemi_ibgda_args_t *a, int q)
 {
     qp_t *p = &g->qps[q];
-    uint8_t in[GSHMEMI_PRM_CREATE_QP_IN_BYTES], out[GSHMEMI_PRM_OUT_BYTES];
+    uint8_t in[GSHMEMI_PRM_CREATE_QP_IN_BYTES];
     char target[64];
     gshmemi_prm_cq_t cq;
     gshmemi_prm_qp_t qp;
@@ -323,14 +341,7 @@ static int make_qp(gshmemi_ibgda_t *g, const gshmemi_ibgda_args_t *a, int q)
     cq.collapsed = a->collapsed_cq;
     cq.overrun_ignore = 1; /* the GPU consumes CQEs late and in batches */
     GSHMEMI_CHECK(gshmemi_prm_create_cq(in, sizeof(in), &cq));
-    memset(out, 0, sizeof(out));
-    errno = 0;
-    p->cq = mlx5.devx_obj_create(g->ctx, in, GSHMEMI_PRM_CREATE_CQ_IN_BYTES, out, sizeof(out));
-    if (!p->cq) {
-        log_cmd_failure(g, "CREATE_CQ", target, out);
-        return GSHMEMI_ERR_SYSTEM;
-    }
-    p->cqn = gshmemi_prm_out_obj_num(out);
+    GSHMEMI_CHECK(create_obj(g, "CREATE_CQ", target, in, GSHMEMI_PRM_CREATE_CQ_IN_BYTES, &p->cq, &p->cqn));
 
     memset(&qp, 0, sizeof(qp));
     qp.pd = g->pdn;
@@ -344,15 +355,7 @@ static int make_qp(gshmemi_ibgda_t *g, const gshmemi_ibgda_args_t *a, int q)
     qp.dbr_umem_id = g->dbr_umem->umem_id;
     qp.dbr_umem_offset = (uint64_t)q * GSHMEMI_IBGDA_DBR_STRIDE;
     GSHMEMI_CHECK(gshmemi_prm_create_qp(in, sizeof(in), &qp));
-    memset(out, 0, sizeof(out));
-    errno = 0;
-    p->qp = mlx5.devx_obj_create(g->ctx, in, GSHMEMI_PRM_CREATE_QP_IN_BYTES, out, sizeof(out));
-    if (!p->qp) {
-        log_cmd_failure(g, "CREATE_QP", target, out);
-        return GSHMEMI_ERR_SYSTEM;
-    }
-    p->qpn = gshmemi_prm_out_obj_num(out);
-    return GSHMEMI_OK;
+    return create_obj(g, "CREATE_QP", target, in, GSHMEMI_PRM_CREATE_QP_IN_BYTES, &p->qp, &p->qpn);
 }
 
 static int open_all(gshmemi_ibgda_t *g, const gshmemi_ibgda_args_t *a)
@@ -365,6 +368,7 @@ static int open_all(gshmemi_ibgda_t *g, const gshmemi_ibgda_args_t *a)
 
     rc = open_device(g, why, sizeof(why));
     if (rc == GSHMEMI_ERR_UNSUPPORTED) GSHMEMI_INFO(SUB, "%s", why);
+    else if (rc != GSHMEMI_OK) GSHMEMI_ERROR(SUB, "%s", why);
     GSHMEMI_CHECK(rc);
     GSHMEMI_CHECK(gshmemi_ibv_query_attrs(SUB, g->ctx, g->devname, g->port, &g->dattr, &g->pattr, &gid));
 
@@ -734,23 +738,35 @@ int gshmemi_ibgda_doorbell_mode(int asked, int uar_mapped, const char *map_error
 
 /* ---------------------------------------------------------------- probe */
 
-int gshmemi_ibgda_probe(int forced)
+int gshmemi_ibgda_probe_why(char *dev, size_t dev_cap, char *why, size_t why_cap)
 {
-    char why[1024] = "";
     gshmemi_ibgda_t *g = calloc(1, sizeof(*g));
     int rc;
 
+    dev[0] = why[0] = '\0';
     if (!g) {
-        GSHMEMI_ERROR(SUB, "out of host memory for the IBGDA probe");
+        snprintf(why, why_cap, "out of host memory for the IBGDA probe");
         return 0;
     }
-    rc = open_device(g, why, sizeof(why));
-    if (rc == GSHMEMI_OK)
-        GSHMEMI_INFO(SUB, "%s port %u opens with DEVX: IBGDA on a ConnectX is possible from this PE", g->devname, g->port);
+    rc = open_device(g, why, why_cap);
+    if (rc == GSHMEMI_OK) snprintf(dev, dev_cap, "%s port %u", g->devname, g->port);
     gshmemi_ibgda_close(g); /* the transport opens it again, with its QPs, at init */
-    if (rc == GSHMEMI_OK) return 1;
-    if (rc != GSHMEMI_ERR_UNSUPPORTED) /* GSHMEM_IB_DEVICE names a device that is absent or unusable: logged */
+    return rc == GSHMEMI_OK ? 1 : rc == GSHMEMI_ERR_UNSUPPORTED ? 0 : -1;
+}
+
+int gshmemi_ibgda_probe(int forced)
+{
+    char why[2048], dev[GSHMEMI_IBV_NAME_MAX + 16];
+    int usable = gshmemi_ibgda_probe_why(dev, sizeof(dev), why, sizeof(why));
+
+    if (usable > 0) {
+        GSHMEMI_INFO(SUB, "%s opens with DEVX: IBGDA on a ConnectX is possible from this PE", dev);
+        return 1;
+    }
+    if (usable < 0) { /* GSHMEM_IB_DEVICE names a device that is absent or unusable */
+        GSHMEMI_ERROR(SUB, "%s", why);
         snprintf(why, sizeof(why), "the device GSHMEM_IB_DEVICE=%s names cannot be used (logged above)", gshmemi_env.IB_DEVICE);
+    }
     if (forced)
         GSHMEMI_ERROR(SUB, "GSHMEM_REMOTE_TRANSPORT=ibgda with GSHMEM_IBGDA_NIC=hw, but this PE cannot use IBGDA: %s", why);
     else
