@@ -150,6 +150,15 @@ static inline void pt_row(const pt_opts_t *o, size_t size, double us, double val
 
 /* ---- shared by the perftests added with the atomics and signals ---- */
 
+/* The options of a latency test that runs one CTA: a thread, a warp or -t threads by --scope. */
+static inline void pt_parse_one_cta(int argc, char **argv, pt_opts_t *o)
+{
+    o->accepts = PT_ACCEPT_SCOPE;
+    pt_parse(argc, argv, o);
+    o->ctas = 1;
+    o->threads = o->scope == PT_SCOPE_THREAD ? 1 : o->scope == PT_SCOPE_WARP ? 32 : o->threads;
+}
+
 /* GPU check, shmem_init, and the 2-PE requirement (says so and exits 1 with fewer). */
 static inline void pt_init(const pt_opts_t *o)
 {

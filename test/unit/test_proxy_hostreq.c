@@ -23,7 +23,7 @@
 #include <infiniband/verbs.h>
 #include <cmocka.h>
 
-#include "fake_ibverbs_sym.h"
+#include "fake_ibverbs_helpers.h"
 
 #include "fake_ibverbs.h"
 #include "stderr_capture.h"
@@ -50,19 +50,6 @@ static const char *fake_get(const char *name)
 }
 
 #define MiB (1u << 20)
-
-/* 2 PEs where PE 1 mirrors PE 0: PE 0's QP for PE 1 is connected to itself */
-static int mirror_allgather(gshmemi_bootstrap_t *bs, void *buf, size_t len)
-{
-    (void)bs;
-    memcpy((char *)buf + len, buf, len);
-    if (len == 2 * sizeof(uint32_t)) {
-        uint32_t *q = buf;
-        q[2] = q[1];
-        q[3] = 0;
-    }
-    return GSHMEMI_OK;
-}
 
 static double now_s(void)
 {

@@ -16,7 +16,7 @@
 #include <infiniband/verbs.h>
 #include <cmocka.h>
 
-#include "fake_ibverbs_sym.h"
+#include "fake_ibverbs_helpers.h"
 
 #include "stderr_capture.h"
 
@@ -355,21 +355,8 @@ static void test_amo_apply(void **state)
     assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_FETCH, 4, 32, w, 0, 0), w);
 }
 
-
 /* ---- against test/unit/fake_ibverbs.c: a device whose QPs act on this process's memory, and a
- * bootstrap of 2 PEs where PE 1 mirrors PE 0, so PE 1's heap is PE 0's own */
-static int mirror_allgather(gshmemi_bootstrap_t *bs, void *buf, size_t len)
-{
-    (void)bs;
-    memcpy((char *)buf + len, buf, len);
-    if (len == 2 * sizeof(uint32_t)) {
-        /* the QP numbers: PE 1's QP for PE 0 is the one PE 0 made for PE 1 (a loopback) */
-        uint32_t *q = buf;
-        q[2] = q[1];
-        q[3] = 0;
-    }
-    return GSHMEMI_OK;
-}
+ * bootstrap of 2 PEs where PE 1 mirrors PE 0 (fake_ibverbs_helpers.h) */
 
 /* a stubbed driver that calls [fake_dev_base, +fake_dev_size) one device allocation */
 static uintptr_t fake_dev_base;

@@ -290,14 +290,23 @@ static int copy_segs(gshmemi_nic_emul_qp_t *qp, const wqe_t *w, void *remote, vo
     return 0;
 }
 
+/* What an RDMA WRITE or READ starts with: no opmod, the ctrl and raddr segments (too_few says
+ * so when they are missing), and the remote address and key of the raddr segment. */
+static int rdma_head(gshmemi_nic_emul_qp_t *qp, const wqe_t *w, const char *too_few, uint64_t *raddr, uint32_t *rkey)
+{
+    if (w->opmod) return bad_opmod(qp, w);
+    if (w->ds < 2) return bad_ds(qp, w, too_few);
+    *raddr = ld64(SEG(w, 1));
+    *rkey = ld32(SEG(w, 1) + 8);
+    return 0;
+}
+
 static int do_write(gshmemi_nic_emul_qp_t *qp, const wqe_t *w)
 {
     void *ptr[GSHMEMI_MLX5_MAX_DS], *dst;
-    uint64_t len[GSHMEMI_MLX5_MAX_DS], total;
-    if (w->opmod) return bad_opmod(qp, w);
-    if (w->ds < 2) return bad_ds(qp, w, "an RDMA_WRITE needs at least 2 (ctrl, raddr)");
-    uint64_t raddr = ld64(SEG(w, 1));
-    uint32_t rkey = ld32(SEG(w, 1) + 8);
+    uint64_t len[GSHMEMI_MLX5_MAX_DS], total, raddr = 0;
+    uint32_t rkey = 0;
+    TRY(rdma_head(qp, w, "an RDMA_WRITE needs at least 2 (ctrl, raddr)", &raddr, &rkey));
     if (w->ds > 2 && (ld32(SEG(w, 2)) & GSHMEMI_MLX5_INLINE_SEG)) {
         uint32_t n = ld32(SEG(w, 2)) & ~GSHMEMI_MLX5_INLINE_SEG;
         uint32_t max = qp->cfg.max_inline ? qp->cfg.max_inline : GSHMEMI_MLX5_INLINE_MAX;
@@ -327,11 +336,9 @@ static int do_write(gshmemi_nic_emul_qp_t *qp, const wqe_t *w)
 static int do_read(gshmemi_nic_emul_qp_t *qp, const wqe_t *w)
 {
     void *ptr[GSHMEMI_MLX5_MAX_DS], *src;
-    uint64_t len[GSHMEMI_MLX5_MAX_DS], total;
-    if (w->opmod) return bad_opmod(qp, w);
-    if (w->ds < 2) return bad_ds(qp, w, "an RDMA_READ needs at least 2 (ctrl, raddr)");
-    uint64_t raddr = ld64(SEG(w, 1));
-    uint32_t rkey = ld32(SEG(w, 1) + 8);
+    uint64_t len[GSHMEMI_MLX5_MAX_DS], total, raddr = 0;
+    uint32_t rkey = 0;
+    TRY(rdma_head(qp, w, "an RDMA_READ needs at least 2 (ctrl, raddr)", &raddr, &rkey));
     TRY(data_segs(qp, w, 2, GSHMEMI_NIC_EMUL_LOCAL_WRITE, ptr, len, &total));
     TRY(res_remote(qp, w, rkey, raddr, total, GSHMEMI_NIC_EMUL_REMOTE_READ, &src));
     TRY(copy_segs(qp, w, src, ptr, len, 0));
