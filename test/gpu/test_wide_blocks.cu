@@ -158,13 +158,8 @@ int main(void)
 
     printf("test_wide_blocks: PE %d of %d: p and fetch-add kernels at %d threads a block, put, get and put-with-signal at their widest: PASS\n",
            me, n, THREADS);
-    GT_CUDA(cudaFree(bad_d));
-    GT_CUDA(cudaFree(sum_d));
-    shmem_free(sig);
-    shmem_free(ctr);
-    shmem_free(ints);
-    shmem_free(dst);
-    shmem_free(src);
+    gt_cuda_free(bad_d, sum_d);
+    gt_shmem_free(sig, ctr, ints, dst, src);
     shmem_finalize();
     return 0;
 }
