@@ -48,25 +48,20 @@ static void update(blk_t *n)
     n->height = 1 + (hl > hr ? hl : hr);
 }
 
-static blk_t *rotate_right(blk_t *n)
+/* n's child on one side (left when to_right) takes n's place, n becoming its child on the other
+ * side; returns the new subtree root. */
+static blk_t *rotate(blk_t *n, int to_right)
 {
-    blk_t *l = n->left;
-    n->left = l->right;
-    l->right = n;
+    blk_t **child = to_right ? &n->left : &n->right, *c = *child;
+    blk_t **inner = to_right ? &c->right : &c->left;
+    *child = *inner;
+    *inner = n;
     update(n);
-    update(l);
-    return l;
+    update(c);
+    return c;
 }
-
-static blk_t *rotate_left(blk_t *n)
-{
-    blk_t *r = n->right;
-    n->right = r->left;
-    r->left = n;
-    update(n);
-    update(r);
-    return r;
-}
+static blk_t *rotate_right(blk_t *n) { return rotate(n, 1); }
+static blk_t *rotate_left(blk_t *n) { return rotate(n, 0); }
 
 /* Restores the AVL property at n, whose subtrees are balanced and differ in height by <= 2. */
 static blk_t *rebalance(blk_t *n)
