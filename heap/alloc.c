@@ -329,6 +329,16 @@ int gshmemi_alloc_alloc(gshmemi_alloc_t *a, size_t size, size_t align, size_t *o
     return GSHMEMI_OK;
 }
 
+/* The adjacent blocks lower and upper become one, lower; free_neighbour (one of the two, free)
+ * leaves the free tree, and upper's node is recycled. */
+static void join(gshmemi_alloc_t *a, blk_t *lower, blk_t *upper, blk_t *free_neighbour)
+{
+    a->free_tree = tree_remove(a->free_tree, free_neighbour, BY_SIZE);
+    lower->size += upper->size;
+    chain_unlink(a, upper);
+    put_node(a, upper);
+}
+
 int gshmemi_alloc_free(gshmemi_alloc_t *a, size_t off)
 {
     blk_t *b, *n;
@@ -353,19 +363,11 @@ int gshmemi_alloc_free(gshmemi_alloc_t *a, size_t off)
     /* Coalesce at once, so no two free blocks are ever adjacent. */
     n = b->prev;
     if (n && n->is_free) {
-        a->free_tree = tree_remove(a->free_tree, n, BY_SIZE);
-        n->size += b->size;
-        chain_unlink(a, b);
-        put_node(a, b);
+        join(a, n, b, n);
         b = n;
     }
     n = b->next;
-    if (n && n->is_free) {
-        a->free_tree = tree_remove(a->free_tree, n, BY_SIZE);
-        b->size += n->size;
-        chain_unlink(a, n);
-        put_node(a, n);
-    }
+    if (n && n->is_free) join(a, b, n, n);
     a->free_tree = tree_insert(a->free_tree, b, BY_SIZE);
     return GSHMEMI_OK;
 }
