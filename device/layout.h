@@ -124,8 +124,11 @@ typedef struct gshmemi_coll_args {
 /* PEs whose heap base is kept in constant memory (PEs 0 .. GSHMEMI_CONST_PEERS - 1); the rest are
  * read from global memory. A power of two. The build option const_peers sets another, so that
  * tests reach the global path with few PEs; the library and its modules must agree (the layout
- * check refuses a mismatch). */
+ * check, device/layout_check.h, refuses a mismatch). */
 #ifndef GSHMEMI_CONST_PEERS
+#define GSHMEMI_CONST_PEERS 32
+#endif
+
 /* The per-thread device stack (bytes) a context needs when a peer is remote. The remote path is
  * reached through far calls (device/remote.cuh), whose chain ptxas cannot size, so the runtime
  * raises the context's stack limit to these (never lowers it): the frames of every far function
@@ -134,8 +137,6 @@ typedef struct gshmemi_coll_args {
 #define GSHMEMI_REMOTE_STACK_KERNEL 1024
 #define GSHMEMI_REMOTE_STACK_PROXY 2048 /* the proxy's functions */
 #define GSHMEMI_REMOTE_STACK_IBGDA 4096 /* the proxy's and IBGDA's */
-#define GSHMEMI_CONST_PEERS 32
-#endif
 
 /* What every device code module sees of the runtime (one copy per module, in __constant__). */
 typedef struct gshmemi_device_state {
@@ -164,28 +165,12 @@ typedef struct gshmemi_device_state {
     uint32_t ibgda_nqp;          /* QPs per peer (GSHMEM_IBGDA_NUM_RC_PER_PE), 1 or more */
 } gshmemi_device_state_t;
 
-/* Layout version of gshmemi_device_state_t and of what it points to (gshmemi_team_dev_t, the
- * pSync geometry): bump it with every change to them. Each CUDA module registers the version and
- * sizeof it was compiled with, and the runtime refuses a module whose pair differs from its own
- * (the state is copied into the module by that size, so a mismatch would be silently misread).
- * GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE is for the test that builds such a module. */
-#define GSHMEMI_DEVICE_STATE_VERSION 7
-#ifdef GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
-#define GSHMEMI_DEVICE_STATE_MODULE_VERSION GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE
-#else
-#define GSHMEMI_DEVICE_STATE_MODULE_VERSION GSHMEMI_DEVICE_STATE_VERSION
-#endif
-
-/* Each CUDA module's device state is filled through a function compiled into that module. */
+/* Each CUDA module's device state is filled through a function compiled into that module; the
+ * module registers it with its layout (device/layout_check.h, device/state.cuh). */
 typedef int (*gshmemi_module_update_fn)(const gshmemi_device_state_t *state, int device);
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Called from each module's static constructor with the version and size it was built with. */
-void gshmemi_module_register(gshmemi_module_update_fn update, unsigned version, size_t size);
-/* 0 if a module built with (version, size) may take this library's state; otherwise -1, with a
- * logged error naming both pairs and `module` (what the caller calls the module). */
-int gshmemi_module_check(const char *module, unsigned version, size_t size);
 /* Loads every kernel of the CUDA module that holds `function` (a CUfunction: cudaGetFuncBySymbol
  * of one of its kernels) when the runtime asks for it (CUDA loads kernels lazily and a host
  * thread of gshmem serves device requests: runtime/modules.c says why). Returns 0; a failure is

@@ -2,14 +2,15 @@
  * __constant__ copy (internal linkage, so no -rdc is needed) and registers, from a static
  * constructor, a function that the runtime calls to fill that copy at shmem_init. The function is
  * compiled into the user's module, so it uses the user's CUDA runtime and symbol table. The
- * registration carries the layout version and size this module was compiled with
- * (device/layout.h): the runtime refuses a module whose pair is not its own. */
+ * registration carries the layout table this module was compiled with (device/layout_check.h):
+ * the runtime refuses a module whose table differs from its own, naming the first entry. */
 #ifndef GSHMEM_DEVICE_STATE_CUH
 #define GSHMEM_DEVICE_STATE_CUH
 
 #include <cuda_runtime.h>
 
 #include "gshmem/types.h" /* brings device/layout.h */
+#include "layout_check.h"
 #include "memops.cuh"
 
 static __constant__ gshmemi_device_state_t gshmemi_dstate;
@@ -44,9 +45,11 @@ static int gshmemi_module_update(const gshmemi_device_state_t *state, int device
  * run before it, so a module dlopen'ed after shmem_init would be filled before its symbols exist
  * ("invalid device symbol"). The translation unit's dynamic initializers run after every
  * constructor function of the unit. */
+static const gshmemi_layout_entry_t gshmemi_module_layout[] = GSHMEMI_LAYOUT_ROWS;
 static int gshmemi_module_ctor(void)
 {
-    gshmemi_module_register(gshmemi_module_update, GSHMEMI_DEVICE_STATE_MODULE_VERSION, sizeof(gshmemi_device_state_t));
+    gshmemi_module_register_layout(gshmemi_module_update, gshmemi_module_layout,
+                                   (unsigned)(sizeof(gshmemi_module_layout) / sizeof(gshmemi_module_layout[0])));
     return 0;
 }
 __attribute__((unused)) static const int gshmemi_module_registered = gshmemi_module_ctor();

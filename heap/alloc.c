@@ -48,25 +48,20 @@ static void update(blk_t *n)
     n->height = 1 + (hl > hr ? hl : hr);
 }
 
-static blk_t *rotate_right(blk_t *n)
+/* n's child on one side (left when to_right) takes n's place, n becoming its child on the other
+ * side; returns the new subtree root. */
+static blk_t *rotate(blk_t *n, int to_right)
 {
-    blk_t *l = n->left;
-    n->left = l->right;
-    l->right = n;
+    blk_t **child = to_right ? &n->left : &n->right, *c = *child;
+    blk_t **inner = to_right ? &c->right : &c->left;
+    *child = *inner;
+    *inner = n;
     update(n);
-    update(l);
-    return l;
+    update(c);
+    return c;
 }
-
-static blk_t *rotate_left(blk_t *n)
-{
-    blk_t *r = n->right;
-    n->right = r->left;
-    r->left = n;
-    update(n);
-    update(r);
-    return r;
-}
+static blk_t *rotate_right(blk_t *n) { return rotate(n, 1); }
+static blk_t *rotate_left(blk_t *n) { return rotate(n, 0); }
 
 /* Restores the AVL property at n, whose subtrees are balanced and differ in height by <= 2. */
 static blk_t *rebalance(blk_t *n)
@@ -334,6 +329,16 @@ int gshmemi_alloc_alloc(gshmemi_alloc_t *a, size_t size, size_t align, size_t *o
     return GSHMEMI_OK;
 }
 
+/* The adjacent blocks lower and upper become one, lower; free_neighbour (one of the two, free)
+ * leaves the free tree, and upper's node is recycled. */
+static void join(gshmemi_alloc_t *a, blk_t *lower, blk_t *upper, blk_t *free_neighbour)
+{
+    a->free_tree = tree_remove(a->free_tree, free_neighbour, BY_SIZE);
+    lower->size += upper->size;
+    chain_unlink(a, upper);
+    put_node(a, upper);
+}
+
 int gshmemi_alloc_free(gshmemi_alloc_t *a, size_t off)
 {
     blk_t *b, *n;
@@ -358,19 +363,11 @@ int gshmemi_alloc_free(gshmemi_alloc_t *a, size_t off)
     /* Coalesce at once, so no two free blocks are ever adjacent. */
     n = b->prev;
     if (n && n->is_free) {
-        a->free_tree = tree_remove(a->free_tree, n, BY_SIZE);
-        n->size += b->size;
-        chain_unlink(a, b);
-        put_node(a, b);
+        join(a, n, b, n);
         b = n;
     }
     n = b->next;
-    if (n && n->is_free) {
-        a->free_tree = tree_remove(a->free_tree, n, BY_SIZE);
-        b->size += n->size;
-        chain_unlink(a, n);
-        put_node(a, n);
-    }
+    if (n && n->is_free) join(a, b, n, n);
     a->free_tree = tree_insert(a->free_tree, b, BY_SIZE);
     return GSHMEMI_OK;
 }

@@ -2,6 +2,12 @@
 
 #include "../runtime/base/env.h"
 
+const char *gshmemi_route_name(int route)
+{
+    static const char *const names[] = {"none", "p2p", "proxy-copy", "proxy-verbs", "ibgda"};
+    return route >= 0 && route < (int)(sizeof(names) / sizeof(names[0])) ? names[route] : "?";
+}
+
 int gshmemi_route_pick(const gshmemi_route_peer_t *peers, int n_pes, int me, int pe, const gshmemi_route_cfg_t *cfg,
                        const char **why)
 {

@@ -33,6 +33,9 @@ typedef struct {
     int nic;         /* GSHMEM_IBGDA_NIC: GSHMEMI_NIC_* */
 } gshmemi_route_cfg_t;
 
+/* "p2p", "proxy-copy", "proxy-verbs", "ibgda", "none" ("?" for another value). */
+const char *gshmemi_route_name(int route);
+
 /* The route from PE me to PE pe; *why says why (static text). */
 int gshmemi_route_pick(const gshmemi_route_peer_t *peers, int n_pes, int me, int pe, const gshmemi_route_cfg_t *cfg,
                        const char **why);

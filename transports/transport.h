@@ -94,6 +94,13 @@ typedef struct gshmemi_transport {
                       uint64_t value, const char *what, cudaStream_t stream);
 } gshmemi_transport_t;
 
+/* A transport's table names its own functions after it (tp_init, tp_connect, ...): the life cycle
+ * and the host-initiated operations each in one line of the table. */
+#define GSHMEMI_TRANSPORT_LIFE_CYCLE(tp)                                                          \
+    .name = #tp, .init = tp##_init, .connect = tp##_connect, .register_chunk = tp##_register_chunk, \
+    .finalize = tp##_finalize
+#define GSHMEMI_TRANSPORT_HOST_OPS(tp) .put = tp##_put, .get = tp##_get, .iput = tp##_iput, .iget = tp##_iget, .amo = tp##_amo
+
 extern const gshmemi_transport_t gshmemi_transport_p2p;
 extern const gshmemi_transport_t gshmemi_transport_proxy;
 

@@ -8,10 +8,14 @@
 
 #include "device/coll.cuh"
 
+/* team names a team of this PE's table (the world team, or a live split). */
+GSHMEMI_DEV int gshmemi_dev_team_valid(shmem_team_t team)
+{
+    return team == SHMEM_TEAM_WORLD || (team >= 0 && team < gshmemi_dstate.max_teams && gshmemi_dstate.teams[team].size != 0);
+}
 GSHMEMI_DEV int gshmemi_dev_team_my_pe(shmem_team_t team)
 {
-    if (team != SHMEM_TEAM_WORLD && (team < 0 || team >= gshmemi_dstate.max_teams || gshmemi_dstate.teams[team].size == 0))
-        return -1;
+    if (!gshmemi_dev_team_valid(team)) return -1;
     return gshmemi_team_get(team, "shmem_team_my_pe").my_idx;
 }
 GSHMEMI_HD int shmem_team_my_pe(shmem_team_t team)
@@ -20,8 +24,7 @@ GSHMEMI_HD int shmem_team_my_pe(shmem_team_t team)
 }
 GSHMEMI_DEV int gshmemi_dev_team_n_pes(shmem_team_t team)
 {
-    if (team != SHMEM_TEAM_WORLD && (team < 0 || team >= gshmemi_dstate.max_teams || gshmemi_dstate.teams[team].size == 0))
-        return -1;
+    if (!gshmemi_dev_team_valid(team)) return -1;
     return gshmemi_team_get(team, "shmem_team_n_pes").size;
 }
 GSHMEMI_HD int shmem_team_n_pes(shmem_team_t team)

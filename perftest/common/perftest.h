@@ -8,18 +8,12 @@
 #include <string.h>
 
 #include "gshmem.h"
+#include "cuda_timing.h"
 
 /* pt_opts_t grows at its end; perftests initialize its leading fields positionally. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
-#define PT_CUDA(call)                                                                              \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "perftest: %s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#define PT_CUDA(call) CUDA_OR_EXIT("perftest", call)
 
 typedef struct {
     size_t min_size, max_size;
@@ -156,6 +150,15 @@ static inline void pt_row(const pt_opts_t *o, size_t size, double us, double val
 
 /* ---- shared by the perftests added with the atomics and signals ---- */
 
+/* The options of a latency test that runs one CTA: a thread, a warp or -t threads by --scope. */
+static inline void pt_parse_one_cta(int argc, char **argv, pt_opts_t *o)
+{
+    o->accepts = PT_ACCEPT_SCOPE;
+    pt_parse(argc, argv, o);
+    o->ctas = 1;
+    o->threads = o->scope == PT_SCOPE_THREAD ? 1 : o->scope == PT_SCOPE_WARP ? 32 : o->threads;
+}
+
 /* GPU check, shmem_init, and the 2-PE requirement (says so and exits 1 with fewer). */
 static inline void pt_init(const pt_opts_t *o)
 {
@@ -186,35 +189,20 @@ static inline void pt_init(const pt_opts_t *o)
  * `launch` (kernels or stream operations on `stream`) for 200 ms before measuring. */
 #define PT_SPINUP(stream, launch)                                                                  \
     do {                                                                                           \
-        cudaEvent_t s0_, s1_;                                                                      \
-        PT_CUDA(cudaEventCreate(&s0_));                                                            \
-        PT_CUDA(cudaEventCreate(&s1_));                                                            \
-        PT_CUDA(cudaEventRecord(s0_, stream));                                                     \
-        for (float spun_ = 0; spun_ < 200.0f;) {                                                   \
+        cuda_timer_t spin_ = cuda_timer_start(stream, "perftest");                                 \
+        for (float spun_ = 0; spun_ < 200.0f; spun_ = cuda_timer_ms(&spin_, stream)) {             \
             launch;                                                                                \
-            PT_CUDA(cudaGetLastError());                                                           \
-            PT_CUDA(cudaEventRecord(s1_, stream));                                                 \
-            PT_CUDA(cudaEventSynchronize(s1_));                                                    \
-            PT_CUDA(cudaEventElapsedTime(&spun_, s0_, s1_));                                       \
         }                                                                                          \
-        PT_CUDA(cudaEventDestroy(s0_));                                                            \
-        PT_CUDA(cudaEventDestroy(s1_));                                                            \
+        cuda_timer_free(&spin_);                                                                   \
     } while (0)
 
 /* Times `launch` on `stream` with CUDA events; returns milliseconds. */
 #define PT_TIME_MS(ms, stream, launch)                                                             \
     do {                                                                                           \
-        cudaEvent_t t0_, t1_;                                                                      \
-        PT_CUDA(cudaEventCreate(&t0_));                                                            \
-        PT_CUDA(cudaEventCreate(&t1_));                                                            \
-        PT_CUDA(cudaEventRecord(t0_, stream));                                                     \
+        cuda_timer_t timer_ = cuda_timer_start(stream, "perftest");                                \
         launch;                                                                                    \
-        PT_CUDA(cudaGetLastError());                                                               \
-        PT_CUDA(cudaEventRecord(t1_, stream));                                                     \
-        PT_CUDA(cudaEventSynchronize(t1_));                                                        \
-        PT_CUDA(cudaEventElapsedTime(&(ms), t0_, t1_));                                            \
-        PT_CUDA(cudaEventDestroy(t0_));                                                            \
-        PT_CUDA(cudaEventDestroy(t1_));                                                            \
+        (ms) = cuda_timer_ms(&timer_, stream);                                                     \
+        cuda_timer_free(&timer_);                                                                  \
     } while (0)
 
 /* A byte pattern that differs per offset and per seed, so a misplaced or missing copy shows. */

@@ -13,14 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CMP_CUDA(call)                                                                             \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "compare: %s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "../common/cuda_timing.h"
+
+#define CMP_CUDA(call) CUDA_OR_EXIT("compare", call)
 
 typedef struct {
     const char *lib;      /* the "lib" of every row: --lib NAME */

@@ -26,6 +26,19 @@ static cmp_opts_t opts;
         if (rc_ != 0) FAIL("%s returned %d", what, rc_);                                           \
     } while (0)
 
+/* After a timed transfer of size bytes into dst: the checker PE holds the other PE's pattern
+ * (a mismatch fails the run), and PE 0 writes the row. */
+static void check_and_report(const char *name, const char *dst, size_t size, int checker, double us, int iters)
+{
+    const int me = nvshmem_my_pe();
+    nvshmem_barrier_all();
+    if (me == checker) {
+        unsigned long long bad = cmp_check((const float *)dst, size / 4, CMP_EXPECT_PE, 1 - checker, 0, 0);
+        if (bad) FAIL("%s of %zu bytes: %llu of %zu floats wrong", name, size, bad, size / 4);
+    }
+    if (me == 0) cmp_row(&opts, name, size, us, iters);
+}
+
 /* ---- put/get bandwidth: size bytes split over the CTAs, one *_nbi_block each, one quiet ---- */
 
 static __global__ void bw_kernel(char *dst, const char *src, size_t size, int peer, int get)
@@ -57,12 +70,7 @@ static void bench_bw(int get, cudaStream_t s)
         nvshmem_barrier_all();
         if (me == 0)
             CMP_GRAPH_TIME(us, s, iters, (bw_kernel<<<ctas, threads, 0, s>>>(dst, src, size, 1, get)), (void)0);
-        nvshmem_barrier_all();
-        if (me == checker) {
-            unsigned long long bad = cmp_check((float *)dst, size / 4, CMP_EXPECT_PE, 1 - checker, 0, 0);
-            if (bad) FAIL("%s of %zu bytes: %llu of %zu floats wrong", name, size, bad, size / 4);
-        }
-        if (me == 0) cmp_row(&opts, name, size, us, iters);
+        check_and_report(name, dst, size, checker, us, iters);
     }
     nvshmem_barrier_all();
     nvshmem_free(dst);
@@ -83,19 +91,10 @@ static __global__ void lat_kernel(char *dst, const char *src, size_t size, int p
 /* Times one launch of `launch` on `s` (PE 0's events); returns microseconds. */
 #define TIME_US(us, s, launch)                                                                     \
     do {                                                                                           \
-        cudaEvent_t a_, b_;                                                                        \
-        float ms_;                                                                                 \
-        CMP_CUDA(cudaEventCreate(&a_));                                                            \
-        CMP_CUDA(cudaEventCreate(&b_));                                                            \
-        CMP_CUDA(cudaEventRecord(a_, s));                                                          \
+        cuda_timer_t timer_ = cuda_timer_start(s, "compare");                                      \
         launch;                                                                                    \
-        CMP_CUDA(cudaGetLastError());                                                              \
-        CMP_CUDA(cudaEventRecord(b_, s));                                                          \
-        CMP_CUDA(cudaEventSynchronize(b_));                                                        \
-        CMP_CUDA(cudaEventElapsedTime(&ms_, a_, b_));                                              \
-        CMP_CUDA(cudaEventDestroy(a_));                                                            \
-        CMP_CUDA(cudaEventDestroy(b_));                                                            \
-        (us) = ms_ * 1000.0;                                                                       \
+        (us) = cuda_timer_ms(&timer_, s) * 1000.0;                                                 \
+        cuda_timer_free(&timer_);                                                                  \
     } while (0)
 
 static void bench_lat(int get, cudaStream_t s)
@@ -118,12 +117,7 @@ static void bench_lat(int get, cudaStream_t s)
             TIME_US(us, s, (lat_kernel<<<1, 1, 0, s>>>(dst, src, size, 1, get, iters)));
             us /= iters;
         }
-        nvshmem_barrier_all();
-        if (me == checker) {
-            unsigned long long bad = cmp_check((float *)dst, size / 4, CMP_EXPECT_PE, 1 - checker, 0, 0);
-            if (bad) FAIL("%s of %zu bytes: %llu of %zu floats wrong", name, size, bad, size / 4);
-        }
-        if (me == 0) cmp_row(&opts, name, size, us, iters);
+        check_and_report(name, dst, size, checker, us, iters);
     }
     nvshmem_barrier_all();
     nvshmem_free(dst);

@@ -121,7 +121,7 @@ static int peer_handshake(uid_state_t *st, const gshmemi_uid_t *uid, int rank, i
     uint8_t hello[GSHMEMI_UID_HDR_BYTES + GSHMEMI_UID_NONCE_BYTES], in[GSHMEMI_UID_HDR_BYTES + GSHMEMI_UID_PAYLOAD_MAX];
     uint8_t proof_msg[GSHMEMI_UID_HDR_BYTES + 8], jnonce[GSHMEMI_UID_NONCE_BYTES];
     gshmemi_uid_msg_t m;
-    msg_hdr_t h;
+    gshmemi_uid_hdr_t h;
     const char *why;
     char where[64];
     uint64_t proof;
@@ -131,7 +131,7 @@ static int peer_handshake(uid_state_t *st, const gshmemi_uid_t *uid, int rank, i
 
     gshmemi_uidi_addr_string(uid, where, sizeof(where));
     GSHMEMI_CHECK(gshmemi_uidi_fill_random(jnonce, sizeof(jnonce), "joining"));
-    gshmemi_uidi_hdr_init(&h, OP_HELLO, rank, nranks, 0, sizeof(jnonce));
+    gshmemi_uidi_hdr_init(&h, GSHMEMI_UID_OP_HELLO, rank, nranks, 0, sizeof(jnonce));
     memcpy(hello, &h, sizeof(h));
     memcpy(hello + sizeof(h), jnonce, sizeof(jnonce));
     err = move_all(st->fd, hello, sizeof(hello), 1, deadline);
@@ -159,20 +159,20 @@ static int peer_handshake(uid_state_t *st, const gshmemi_uid_t *uid, int rank, i
                       rank, where, drc < 0 ? why : "an oversized message");
         return GSHMEMI_ERR_INVALID;
     }
-    if (m.hdr.op == OP_REJECT && m.hdr.arg == REJECT_BUSY) return RC_RETRY;
-    if (m.hdr.op == OP_REJECT) {
+    if (m.hdr.op == GSHMEMI_UID_OP_REJECT && m.hdr.arg == GSHMEMI_UID_REJECT_BUSY) return RC_RETRY;
+    if (m.hdr.op == GSHMEMI_UID_OP_REJECT) {
         GSHMEMI_ERROR("bootstrap", "rank %d: rank 0 rejected this process: %s", rank, reject_reason(m.hdr.arg));
         return GSHMEMI_ERR_INVALID;
     }
-    if (m.hdr.op == OP_ABORT) {
+    if (m.hdr.op == GSHMEMI_UID_OP_ABORT) {
         xfer_ctx_t c;
-        gshmemi_uidi_ctx_init(&c, OP_HELLO, 0, rank, st->timeout);
+        gshmemi_uidi_ctx_init(&c, GSHMEMI_UID_OP_HELLO, 0, rank, st->timeout);
         c.abort_rank = m.hdr.arg;
         c.abort_status = m.hdr.status < 0 ? m.hdr.status : GSHMEMI_ERR_REMOTE;
         gshmemi_uidi_log_abort(&c);
         return c.abort_status;
     }
-    if (m.hdr.op != OP_CHALLENGE) {
+    if (m.hdr.op != GSHMEMI_UID_OP_CHALLENGE) {
         GSHMEMI_ERROR("bootstrap", "rank %d: the process at %s sent a %s where rank 0's challenge belongs: it is not this job's rank 0 (rank 0 exited and another process took its port?); nothing secret was sent to it",
                       rank, where, op_name(m.hdr.op));
         return GSHMEMI_ERR_INVALID;
@@ -184,7 +184,7 @@ static int peer_handshake(uid_state_t *st, const gshmemi_uid_t *uid, int rank, i
         return GSHMEMI_ERR_INVALID;
     }
     proof = gshmemi_uid_proof(uid->key, 'J', jnonce, m.nonce, rank, nranks);
-    gshmemi_uidi_hdr_init(&h, OP_PROOF, rank, nranks, 0, 8);
+    gshmemi_uidi_hdr_init(&h, GSHMEMI_UID_OP_PROOF, rank, nranks, 0, 8);
     memcpy(proof_msg, &h, sizeof(h));
     memcpy(proof_msg + sizeof(h), &proof, 8);
     err = move_all(st->fd, proof_msg, sizeof(proof_msg), 1, deadline);
@@ -199,8 +199,8 @@ static int peer_handshake(uid_state_t *st, const gshmemi_uid_t *uid, int rank, i
         xfer_t x;
         xfer_ctx_t c;
         int failed;
-        gshmemi_uidi_ctx_init(&c, OP_HELLO, 0, rank, st->timeout + grace(st->timeout));
-        gshmemi_uidi_xfer_recv(&x, 0, st->fd, OP_WELCOME, nranks, 0, NULL, 0);
+        gshmemi_uidi_ctx_init(&c, GSHMEMI_UID_OP_HELLO, 0, rank, st->timeout + grace(st->timeout));
+        gshmemi_uidi_xfer_recv(&x, 0, st->fd, GSHMEMI_UID_OP_WELCOME, nranks, 0, NULL, 0);
         return gshmemi_uidi_run_xfers(&x, 1, gshmemi_now_s() + c.timeout, &c, &failed);
     }
 }

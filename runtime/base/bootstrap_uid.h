@@ -33,29 +33,6 @@
 #define DROP_WARNINGS 4 /* per-connection warnings before rank 0 only counts them */
 #define RC_RETRY 1      /* internal status: rank 0 dropped a joiner before its handshake finished; connect again */
 
-#define MSG_MAGIC GSHMEMI_UID_MSG_MAGIC
-enum {
-    OP_HELLO = GSHMEMI_UID_OP_HELLO,
-    OP_WELCOME = GSHMEMI_UID_OP_WELCOME,
-    OP_REJECT = GSHMEMI_UID_OP_REJECT,
-    OP_ABORT = GSHMEMI_UID_OP_ABORT,
-    OP_ALLGATHER = GSHMEMI_UID_OP_ALLGATHER,
-    OP_ALLTOALL = GSHMEMI_UID_OP_ALLTOALL,
-    OP_BARRIER = GSHMEMI_UID_OP_BARRIER,
-    OP_BCAST = GSHMEMI_UID_OP_BCAST,
-    OP_CHALLENGE = GSHMEMI_UID_OP_CHALLENGE,
-    OP_PROOF = GSHMEMI_UID_OP_PROOF,
-};
-
-enum {
-    REJECT_KEY = GSHMEMI_UID_REJECT_KEY,
-    REJECT_NRANKS = GSHMEMI_UID_REJECT_NRANKS,
-    REJECT_RANK = GSHMEMI_UID_REJECT_RANK,
-    REJECT_DUPLICATE = GSHMEMI_UID_REJECT_DUPLICATE,
-    REJECT_VERSION = GSHMEMI_UID_REJECT_VERSION,
-    REJECT_BUSY = GSHMEMI_UID_REJECT_BUSY,
-};
-
 static inline const char *op_name(unsigned op)
 {
     static const char *const names[] = {"?", "hello", "welcome", "reject", "abort", "allgather", "alltoall", "barrier", "bcast",
@@ -66,17 +43,16 @@ static inline const char *op_name(unsigned op)
 static inline const char *reject_reason(int reason)
 {
     switch (reason) {
-    case REJECT_KEY: return "it did not prove the job key (a unique id of another job?)";
-    case REJECT_NRANKS: return "its nranks differs from rank 0's";
-    case REJECT_RANK: return "its rank is out of range";
-    case REJECT_DUPLICATE: return "another process already joined with the same rank";
-    case REJECT_VERSION: return "its gshmem bootstrap version differs from rank 0's";
-    case REJECT_BUSY: return "rank 0 dropped the connection before its handshake finished";
+    case GSHMEMI_UID_REJECT_KEY: return "it did not prove the job key (a unique id of another job?)";
+    case GSHMEMI_UID_REJECT_NRANKS: return "its nranks differs from rank 0's";
+    case GSHMEMI_UID_REJECT_RANK: return "its rank is out of range";
+    case GSHMEMI_UID_REJECT_DUPLICATE: return "another process already joined with the same rank";
+    case GSHMEMI_UID_REJECT_VERSION: return "its gshmem bootstrap version differs from rank 0's";
+    case GSHMEMI_UID_REJECT_BUSY: return "rank 0 dropped the connection before its handshake finished";
     default: return "unknown reason";
     }
 }
 
-typedef gshmemi_uid_hdr_t msg_hdr_t;
 
 typedef struct {
     int fd;            /* rank 0: -1; others: the connection to rank 0 */
@@ -91,7 +67,7 @@ typedef struct {
     int peer;
     int fd;
     int is_send;
-    msg_hdr_t hdr;     /* send: the header to send; recv: the header as received */
+    gshmemi_uid_hdr_t hdr;     /* send: the header to send; recv: the header as received */
     /* recv: what the header must say; payload lands in data */
     uint16_t exp_op;
     int32_t exp_arg;
@@ -117,7 +93,7 @@ typedef struct {
     char label[48];   /* "allgather #3", "joining": what the messages say we were doing */
     int my_rank;
     double timeout;
-    int abort_rank;   /* OP_ABORT received: the rank rank 0 reports */
+    int abort_rank;   /* GSHMEMI_UID_OP_ABORT received: the rank rank 0 reports */
     int abort_status;
 } xfer_ctx_t;
 
@@ -138,7 +114,7 @@ int gshmemi_uidi_fill_random(void *buf, size_t n, const char *what);
 
 /* ---- bootstrap_uid_xfer.c */
 void gshmemi_uidi_set_nodelay(int fd);
-void gshmemi_uidi_hdr_init(msg_hdr_t *h, int op, int src, int arg, uint64_t seq, uint64_t len);
+void gshmemi_uidi_hdr_init(gshmemi_uid_hdr_t *h, int op, int src, int arg, uint64_t seq, uint64_t len);
 /* x: one message to send to, or receive from, peer over fd, moved by run_xfers */
 void gshmemi_uidi_xfer_send(xfer_t *x, int peer, int fd, int op, int src, int arg, uint64_t seq, const void *data, size_t len);
 void gshmemi_uidi_xfer_recv(xfer_t *x, int peer, int fd, int op, int arg, uint64_t seq, void *data, size_t len);

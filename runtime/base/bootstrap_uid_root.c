@@ -54,8 +54,8 @@ typedef struct {
 
 static void send_reject(int fd, int reason)
 {
-    msg_hdr_t h;
-    gshmemi_uidi_hdr_init(&h, OP_REJECT, 0, reason, 0, 0);
+    gshmemi_uid_hdr_t h;
+    gshmemi_uidi_hdr_init(&h, GSHMEMI_UID_OP_REJECT, 0, reason, 0, 0);
     /* Best effort: the joiner reports it; if it cannot, it sees the close. */
     (void)!send(fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
@@ -72,8 +72,8 @@ static void drop(admit_t *a, pending_t *p, int kind, const char *detail)
         "closed by the other side before its handshake was complete",
         "dropped at the open-file limit",
     };
-    if (kind == DROP_DEADLINE || kind == DROP_EVICTED) send_reject(p->fd, REJECT_BUSY);
-    if (kind == DROP_KEY) send_reject(p->fd, REJECT_KEY);
+    if (kind == DROP_DEADLINE || kind == DROP_EVICTED) send_reject(p->fd, GSHMEMI_UID_REJECT_BUSY);
+    if (kind == DROP_KEY) send_reject(p->fd, GSHMEMI_UID_REJECT_KEY);
     a->drops[kind]++;
     if (++a->ndrops <= DROP_WARNINGS)
         GSHMEMI_WARN("bootstrap", "rank 0: dropping a connection from %s: %s%s%s%s", p->from, what[kind], detail ? " (" : "",
@@ -95,7 +95,7 @@ static int send_now(int fd, const void *buf, size_t n)
 static void on_hello(admit_t *a, pending_t *p, const gshmemi_uid_msg_t *m)
 {
     uint8_t out[GSHMEMI_UID_HDR_BYTES + GSHMEMI_UID_NONCE_BYTES + 8];
-    msg_hdr_t h;
+    gshmemi_uid_hdr_t h;
     uint64_t proof;
 
     p->rank = m->hdr.src;
@@ -106,7 +106,7 @@ static void on_hello(admit_t *a, pending_t *p, const gshmemi_uid_msg_t *m)
         return;
     }
     proof = gshmemi_uid_proof(a->uid->key, 'R', p->jnonce, p->rnonce, p->rank, p->nranks);
-    gshmemi_uidi_hdr_init(&h, OP_CHALLENGE, 0, 0, 0, GSHMEMI_UID_NONCE_BYTES + 8);
+    gshmemi_uidi_hdr_init(&h, GSHMEMI_UID_OP_CHALLENGE, 0, 0, 0, GSHMEMI_UID_NONCE_BYTES + 8);
     memcpy(out, &h, sizeof(h));
     memcpy(out + sizeof(h), p->rnonce, GSHMEMI_UID_NONCE_BYTES);
     memcpy(out + sizeof(h) + GSHMEMI_UID_NONCE_BYTES, &proof, 8);
@@ -131,8 +131,8 @@ static void on_proof(admit_t *a, pending_t *p, const gshmemi_uid_msg_t *m)
         return;
     }
     /* From here on the joiner holds the key: it is one of ours, so every rejection is logged. */
-    if (p->nranks != a->nranks) reason = REJECT_NRANKS;
-    else if (st->conns[p->rank] >= 0) reason = REJECT_DUPLICATE;
+    if (p->nranks != a->nranks) reason = GSHMEMI_UID_REJECT_NRANKS;
+    else if (st->conns[p->rank] >= 0) reason = GSHMEMI_UID_REJECT_DUPLICATE;
     if (reason) {
         GSHMEMI_WARN("bootstrap", "rank 0: rejecting a join from %s as rank %d of %d: %s; still waiting for valid ranks", p->from,
                      (int)p->rank, (int)p->nranks, reject_reason(reason));
@@ -153,7 +153,7 @@ static void on_proof(admit_t *a, pending_t *p, const gshmemi_uid_msg_t *m)
 /* Reads what p has sent so far, without waiting, and acts on a complete message. */
 static void progress(admit_t *a, pending_t *p)
 {
-    const int want_op = p->stage == STAGE_HELLO ? OP_HELLO : OP_PROOF;
+    const int want_op = p->stage == STAGE_HELLO ? GSHMEMI_UID_OP_HELLO : GSHMEMI_UID_OP_PROOF;
     const size_t want = GSHMEMI_UID_HDR_BYTES + (p->stage == STAGE_HELLO ? GSHMEMI_UID_NONCE_BYTES : 8);
 
     while (p->fd >= 0) {
@@ -169,7 +169,7 @@ static void progress(admit_t *a, pending_t *p)
         }
         p->done += (size_t)n;
         rc = gshmemi_uid_msg_decode(p->buf, p->done, &m, &why);
-        if (rc == GSHMEMI_ERR_UNSUPPORTED) send_reject(p->fd, REJECT_VERSION);
+        if (rc == GSHMEMI_ERR_UNSUPPORTED) send_reject(p->fd, GSHMEMI_UID_REJECT_VERSION);
         if (rc < 0) {
             drop(a, p, DROP_GARBAGE, why);
             return;
@@ -216,7 +216,7 @@ static int at_fd_limit(admit_t *a, int lfd, int err)
     if (a->npend > 0) {
         pending_t *o = oldest(a);
         a->ndrops++, a->drops[DROP_FDLIMIT]++;
-        send_reject(o->fd, REJECT_BUSY);
+        send_reject(o->fd, GSHMEMI_UID_REJECT_BUSY);
         close(o->fd);
         o->fd = -1;
         a->npend--;
@@ -227,7 +227,7 @@ static int at_fd_limit(admit_t *a, int lfd, int err)
         close(a->spare_fd);
         fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
         if (fd >= 0) {
-            send_reject(fd, REJECT_BUSY);
+            send_reject(fd, GSHMEMI_UID_REJECT_BUSY);
             close(fd);
             a->ndrops++, a->drops[DROP_FDLIMIT]++;
         }
@@ -426,8 +426,8 @@ int gshmemi_uidi_root_accept(uid_state_t *st, int lfd, const gshmemi_uid_t *uid,
             rc = GSHMEMI_ERR_NOMEM;
             goto out;
         }
-        gshmemi_uidi_ctx_init(&c, OP_WELCOME, 0, 0, st->timeout);
-        for (int k = 1; k < nranks; k++) gshmemi_uidi_xfer_send(&x[k - 1], k, st->conns[k], OP_WELCOME, 0, nranks, 0, NULL, 0);
+        gshmemi_uidi_ctx_init(&c, GSHMEMI_UID_OP_WELCOME, 0, 0, st->timeout);
+        for (int k = 1; k < nranks; k++) gshmemi_uidi_xfer_send(&x[k - 1], k, st->conns[k], GSHMEMI_UID_OP_WELCOME, 0, nranks, 0, NULL, 0);
         rc = gshmemi_uidi_run_xfers(x, nranks - 1, gshmemi_now_s() + st->timeout, &c, &failed);
         if (rc != GSHMEMI_OK) gshmemi_uidi_root_abort(st, nranks, rc, failed >= 0 ? x[failed].peer : -1, x, nranks - 1);
         free(x);

@@ -35,10 +35,10 @@ void gshmemi_uidi_set_nodelay(int fd)
         GSHMEMI_WARN("bootstrap", "setsockopt(TCP_NODELAY) failed: %s", strerror(errno));
 }
 
-void gshmemi_uidi_hdr_init(msg_hdr_t *h, int op, int src, int arg, uint64_t seq, uint64_t len)
+void gshmemi_uidi_hdr_init(gshmemi_uid_hdr_t *h, int op, int src, int arg, uint64_t seq, uint64_t len)
 {
     memset(h, 0, sizeof(*h));
-    h->magic = MSG_MAGIC;
+    h->magic = GSHMEMI_UID_MSG_MAGIC;
     h->op = (uint16_t)op;
     h->version = GSHMEMI_UID_PROTO_VERSION;
     h->src = src;
@@ -98,21 +98,21 @@ void gshmemi_uidi_log_abort(const xfer_ctx_t *c)
 /* Header arrived: is it the message we expected? */
 static int check_header(xfer_t *x, xfer_ctx_t *c)
 {
-    const msg_hdr_t *h = &x->hdr;
+    const gshmemi_uid_hdr_t *h = &x->hdr;
 
-    if (h->magic != MSG_MAGIC) {
+    if (h->magic != GSHMEMI_UID_MSG_MAGIC) {
         GSHMEMI_ERROR("bootstrap", "%s: rank %d sent a message that is not a gshmem bootstrap message (magic 0x%08x)",
                       c->label, x->peer, h->magic);
         return GSHMEMI_ERR_REMOTE;
     }
-    if (h->op == OP_ABORT) {
+    if (h->op == GSHMEMI_UID_OP_ABORT) {
         c->abort_rank = h->arg;
         c->abort_status = h->status < 0 ? h->status : GSHMEMI_ERR_REMOTE;
         gshmemi_uidi_log_abort(c);
         return c->abort_status;
     }
-    if (h->op == OP_REJECT) {
-        if (h->arg == REJECT_BUSY && x->exp_op == OP_WELCOME) return RC_RETRY;
+    if (h->op == GSHMEMI_UID_OP_REJECT) {
+        if (h->arg == GSHMEMI_UID_REJECT_BUSY && x->exp_op == GSHMEMI_UID_OP_WELCOME) return RC_RETRY;
         GSHMEMI_ERROR("bootstrap", "rank %d: rank 0 rejected this process: %s", c->my_rank, reject_reason(h->arg));
         return GSHMEMI_ERR_INVALID;
     }
@@ -123,7 +123,7 @@ static int check_header(xfer_t *x, xfer_ctx_t *c)
     }
     if (h->arg != x->exp_arg) {
         GSHMEMI_ERROR("bootstrap", "%s: rank %d called it with %s %d, rank %d with %d",
-                      c->label, x->peer, x->exp_op == OP_BCAST ? "root" : "argument", h->arg,
+                      c->label, x->peer, x->exp_op == GSHMEMI_UID_OP_BCAST ? "root" : "argument", h->arg,
                       c->my_rank, x->exp_arg);
         return GSHMEMI_ERR_INVALID;
     }
@@ -150,7 +150,7 @@ static int peer_gone(xfer_t *x, xfer_ctx_t *c, int err)
 /* Moves as much of x as the socket takes now. Returns OK (maybe unfinished) or a failure. */
 static int xfer_progress(xfer_t *x, xfer_ctx_t *c)
 {
-    const size_t hlen = sizeof(msg_hdr_t);
+    const size_t hlen = sizeof(gshmemi_uid_hdr_t);
 
     for (;;) {
         ssize_t n;
@@ -265,12 +265,12 @@ void gshmemi_uidi_root_abort(uid_state_t *st, int nranks, int status, int failed
 {
     for (int r = 1; r < nranks; r++) {
         int fd = st->conns[r], dirty = 0;
-        msg_hdr_t h;
+        gshmemi_uid_hdr_t h;
         if (fd < 0) continue;
         for (int i = 0; i < nsends; i++)
             if (sends[i].peer == r && sends[i].done > 0 && !sends[i].finished) dirty = 1;
         if (!dirty) {
-            gshmemi_uidi_hdr_init(&h, OP_ABORT, 0, failed_rank, st->seq, 0);
+            gshmemi_uidi_hdr_init(&h, GSHMEMI_UID_OP_ABORT, 0, failed_rank, st->seq, 0);
             h.status = status;
             /* Best effort: a full socket buffer means the peer is stuck anyway. */
             if (send(fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof(h)) continue;
@@ -372,15 +372,15 @@ static int uid_allgather(gshmemi_bootstrap_t *bs, void *buf, size_t len)
         return GSHMEMI_ERR_INVALID;
     }
     if (bs->rank != 0)
-        return peer_exchange(bs, OP_ALLGATHER, 0, (char *)buf + (size_t)bs->rank * len, len, buf, total);
+        return peer_exchange(bs, GSHMEMI_UID_OP_ALLGATHER, 0, (char *)buf + (size_t)bs->rank * len, len, buf, total);
     x = malloc(2 * (size_t)(n - 1) * sizeof(*x));
     if (!x) return GSHMEMI_ERR_NOMEM;
     for (int r = 1; r < n; r++) {
-        gshmemi_uidi_xfer_recv(&x[r - 1], r, st->conns[r], OP_ALLGATHER, 0, st->seq, (char *)buf + (size_t)r * len, len);
-        gshmemi_uidi_xfer_send(&x[n - 1 + r - 1], r, st->conns[r], OP_ALLGATHER, 0, 0, st->seq, buf, total);
+        gshmemi_uidi_xfer_recv(&x[r - 1], r, st->conns[r], GSHMEMI_UID_OP_ALLGATHER, 0, st->seq, (char *)buf + (size_t)r * len, len);
+        gshmemi_uidi_xfer_send(&x[n - 1 + r - 1], r, st->conns[r], GSHMEMI_UID_OP_ALLGATHER, 0, 0, st->seq, buf, total);
     }
-    rc = root_gather(bs, OP_ALLGATHER, x);
-    if (rc == GSHMEMI_OK) rc = root_scatter(bs, OP_ALLGATHER, x + n - 1);
+    rc = root_gather(bs, GSHMEMI_UID_OP_ALLGATHER, x);
+    if (rc == GSHMEMI_OK) rc = root_scatter(bs, GSHMEMI_UID_OP_ALLGATHER, x + n - 1);
     free(x);
     return rc;
 }
@@ -407,7 +407,7 @@ static int uid_alltoall(gshmemi_bootstrap_t *bs, const void *sendbuf, void *recv
         if (len && sendbuf != recvbuf) memmove(recvbuf, sendbuf, len);
         return GSHMEMI_OK;
     }
-    if (bs->rank != 0) return peer_exchange(bs, OP_ALLTOALL, 0, sendbuf, row, recvbuf, row);
+    if (bs->rank != 0) return peer_exchange(bs, GSHMEMI_UID_OP_ALLTOALL, 0, sendbuf, row, recvbuf, row);
     /* rows: row i = rank i's sendbuf; cols: row j = what rank j receives (a transpose). */
     rows = malloc(square ? square : 1);
     cols = malloc(square ? square : 1);
@@ -419,13 +419,13 @@ static int uid_alltoall(gshmemi_bootstrap_t *bs, const void *sendbuf, void *recv
         goto out;
     }
     if (row) memcpy(rows, sendbuf, row);
-    for (int r = 1; r < n; r++) gshmemi_uidi_xfer_recv(&x[r - 1], r, st->conns[r], OP_ALLTOALL, 0, st->seq, rows + (size_t)r * row, row);
-    rc = root_gather(bs, OP_ALLTOALL, x);
+    for (int r = 1; r < n; r++) gshmemi_uidi_xfer_recv(&x[r - 1], r, st->conns[r], GSHMEMI_UID_OP_ALLTOALL, 0, st->seq, rows + (size_t)r * row, row);
+    rc = root_gather(bs, GSHMEMI_UID_OP_ALLTOALL, x);
     if (rc != GSHMEMI_OK) goto out;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) memcpy(cols + (size_t)j * row + (size_t)i * len, rows + (size_t)i * row + (size_t)j * len, len);
-    for (int r = 1; r < n; r++) gshmemi_uidi_xfer_send(&x[r - 1], r, st->conns[r], OP_ALLTOALL, 0, 0, st->seq, cols + (size_t)r * row, row);
-    rc = root_scatter(bs, OP_ALLTOALL, x);
+    for (int r = 1; r < n; r++) gshmemi_uidi_xfer_send(&x[r - 1], r, st->conns[r], GSHMEMI_UID_OP_ALLTOALL, 0, 0, st->seq, cols + (size_t)r * row, row);
+    rc = root_scatter(bs, GSHMEMI_UID_OP_ALLTOALL, x);
     if (rc != GSHMEMI_OK) goto out;
     if (row) memcpy(recvbuf, cols, row);
 out:
@@ -444,15 +444,15 @@ static int uid_barrier(gshmemi_bootstrap_t *bs)
     GSHMEMI_CHECK(op_begin(bs, "barrier"));
     st = bs->impl;
     if (n == 1) return GSHMEMI_OK;
-    if (bs->rank != 0) return peer_exchange(bs, OP_BARRIER, 0, NULL, 0, NULL, 0);
+    if (bs->rank != 0) return peer_exchange(bs, GSHMEMI_UID_OP_BARRIER, 0, NULL, 0, NULL, 0);
     x = malloc(2 * (size_t)(n - 1) * sizeof(*x));
     if (!x) return GSHMEMI_ERR_NOMEM;
     for (int r = 1; r < n; r++) {
-        gshmemi_uidi_xfer_recv(&x[r - 1], r, st->conns[r], OP_BARRIER, 0, st->seq, NULL, 0);
-        gshmemi_uidi_xfer_send(&x[n - 1 + r - 1], r, st->conns[r], OP_BARRIER, 0, 0, st->seq, NULL, 0);
+        gshmemi_uidi_xfer_recv(&x[r - 1], r, st->conns[r], GSHMEMI_UID_OP_BARRIER, 0, st->seq, NULL, 0);
+        gshmemi_uidi_xfer_send(&x[n - 1 + r - 1], r, st->conns[r], GSHMEMI_UID_OP_BARRIER, 0, 0, st->seq, NULL, 0);
     }
-    rc = root_gather(bs, OP_BARRIER, x);
-    if (rc == GSHMEMI_OK) rc = root_scatter(bs, OP_BARRIER, x + n - 1);
+    rc = root_gather(bs, GSHMEMI_UID_OP_BARRIER, x);
+    if (rc == GSHMEMI_OK) rc = root_scatter(bs, GSHMEMI_UID_OP_BARRIER, x + n - 1);
     free(x);
     return rc;
 }
@@ -477,16 +477,16 @@ static int uid_bcast(gshmemi_bootstrap_t *bs, void *buf, size_t len, int root)
     if (n == 1) return GSHMEMI_OK;
     if (bs->rank != 0) {
         int me_root = bs->rank == root;
-        return peer_exchange(bs, OP_BCAST, root, buf, me_root ? len : 0, buf, me_root ? 0 : len);
+        return peer_exchange(bs, GSHMEMI_UID_OP_BCAST, root, buf, me_root ? len : 0, buf, me_root ? 0 : len);
     }
     x = malloc(2 * (size_t)(n - 1) * sizeof(*x));
     if (!x) return GSHMEMI_ERR_NOMEM;
     for (int r = 1; r < n; r++) {
-        gshmemi_uidi_xfer_recv(&x[r - 1], r, st->conns[r], OP_BCAST, root, st->seq, buf, r == root ? len : 0);
-        gshmemi_uidi_xfer_send(&x[n - 1 + r - 1], r, st->conns[r], OP_BCAST, 0, root, st->seq, buf, r == root ? 0 : len);
+        gshmemi_uidi_xfer_recv(&x[r - 1], r, st->conns[r], GSHMEMI_UID_OP_BCAST, root, st->seq, buf, r == root ? len : 0);
+        gshmemi_uidi_xfer_send(&x[n - 1 + r - 1], r, st->conns[r], GSHMEMI_UID_OP_BCAST, 0, root, st->seq, buf, r == root ? 0 : len);
     }
-    rc = root_gather(bs, OP_BCAST, x);
-    if (rc == GSHMEMI_OK) rc = root_scatter(bs, OP_BCAST, x + n - 1);
+    rc = root_gather(bs, GSHMEMI_UID_OP_BCAST, x);
+    if (rc == GSHMEMI_OK) rc = root_scatter(bs, GSHMEMI_UID_OP_BCAST, x + n - 1);
     free(x);
     return rc;
 }

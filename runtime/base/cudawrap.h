@@ -18,6 +18,7 @@ extern "C" {
     X(cuDeviceGet)                                                                                \
     X(cuDeviceGetAttribute)                                                                       \
     X(cuDeviceCanAccessPeer)                                                                      \
+    X(cuDeviceGetP2PAttribute)                                                                    \
     X(cuDeviceGetUuid)                                                                            \
     X(cuDevicePrimaryCtxRetain)                                                                   \
     X(cuDevicePrimaryCtxRelease)                                                                  \

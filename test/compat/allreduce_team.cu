@@ -2,21 +2,7 @@
  * team of every PE and a team of the even PEs; members sum-reduce on the host
  * (nvshmem_int_sum_reduce), on a stream (nvshmemx_int_sum_reduce_on_stream) and from a kernel
  * (nvshmemx_int_sum_reduce_block), and check the sums. */
-#include <stdio.h>
-#include <stdlib.h>
-
-#include <cuda_runtime.h>
-#include <nvshmem.h>
-#include <nvshmemx.h>
-
-#define CUDA_CHECK(stmt)                                                                           \
-    do {                                                                                           \
-        cudaError_t result = (stmt);                                                               \
-        if (cudaSuccess != result) {                                                               \
-            fprintf(stderr, "[%s:%d] CUDA failed with %s\n", __FILE__, __LINE__, cudaGetErrorString(result)); \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "compat_util.h"
 
 #define N 4096
 
@@ -49,17 +35,8 @@ static int check(const char *what, const int *dest_d, int start, int stride, int
 
 int main(void)
 {
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-        fprintf(stderr, "no GPU on this host: skipped\n");
-        return 77;
-    }
-    nvshmem_init();
-    int mype = nvshmem_my_pe();
-    int npes = nvshmem_n_pes();
-    CUDA_CHECK(cudaSetDevice(nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE) % ndev));
-    cudaStream_t stream;
-    CUDA_CHECK(cudaStreamCreate(&stream));
+    int mype, npes;
+    cudaStream_t stream = compat_start(&mype, &npes);
 
     int *src = (int *)nvshmem_malloc(N * sizeof(int));
     int *dest = (int *)nvshmem_malloc(N * sizeof(int));

@@ -5,21 +5,7 @@
  * NVSHMEM_SYMMETRIC_SIZE cap it when set). Prints how long the first nvshmem_malloc and the first
  * barrier took. Exits 1 on a failed allocation or a wrong value, 77 without a GPU. */
 #include <chrono>
-#include <stdio.h>
-#include <stdlib.h>
-
-#include <cuda_runtime.h>
-#include <nvshmem.h>
-#include <nvshmemx.h>
-
-#define CUDA_CHECK(stmt)                                                                           \
-    do {                                                                                           \
-        cudaError_t result = (stmt);                                                               \
-        if (cudaSuccess != result) {                                                               \
-            fprintf(stderr, "[%s:%d] CUDA failed with %s\n", __FILE__, __LINE__, cudaGetErrorString(result)); \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "compat_util.h"
 
 #define GIB (1ull << 30)
 #define BLOCKS 4
@@ -50,14 +36,8 @@ static double since(std::chrono::steady_clock::time_point t0)
 
 int main(void)
 {
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-        fprintf(stderr, "no GPU on this host: skipped\n");
-        return 77;
-    }
-    nvshmem_init();
-    int mype = nvshmem_my_pe(), npes = nvshmem_n_pes();
-    CUDA_CHECK(cudaSetDevice(nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE) % ndev));
+    int mype, npes;
+    compat_start(&mype, &npes);
 
     unsigned *block[BLOCKS];
     double malloc_ms = 0, barrier_ms = 0;

@@ -2,21 +2,7 @@
  * with nvshmem_putmem_signal, PE 1 waits for each with nvshmem_signal_wait_until, checks it and
  * acknowledges it with nvshmemx_signal_op, and the producer waits for the acknowledgement before
  * it reuses the buffer. Every PE pair (2k, 2k+1) does the same. */
-#include <stdio.h>
-#include <stdlib.h>
-
-#include <cuda_runtime.h>
-#include <nvshmem.h>
-#include <nvshmemx.h>
-
-#define CUDA_CHECK(stmt)                                                                           \
-    do {                                                                                           \
-        cudaError_t result = (stmt);                                                               \
-        if (cudaSuccess != result) {                                                               \
-            fprintf(stderr, "[%s:%d] CUDA failed with %s\n", __FILE__, __LINE__, cudaGetErrorString(result)); \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "compat_util.h"
 
 #define ROUNDS 32
 #define COUNT 2048 /* ints a message */
@@ -56,15 +42,8 @@ __global__ void consumer(const int *msg, uint64_t *data_sig, uint64_t *ack_sig, 
 
 int main(void)
 {
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-        fprintf(stderr, "no GPU on this host: skipped\n");
-        return 77;
-    }
-    nvshmem_init();
-    int mype = nvshmem_my_pe();
-    int npes = nvshmem_n_pes();
-    CUDA_CHECK(cudaSetDevice(nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE) % ndev));
+    int mype, npes;
+    compat_start(&mype, &npes);
     if (npes < 2) {
         fprintf(stderr, "put_signal needs 2 PEs or more\n");
         nvshmem_finalize();

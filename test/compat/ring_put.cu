@@ -1,21 +1,7 @@
 /* A ring written as an NVSHMEM program: every PE stores, with nvshmem_int_p from a kernel, a
  * block of values into the next PE's symmetric buffer, then checks what the previous PE stored.
  * Built unchanged against gshmem's compatibility headers (test/compat/README.md). */
-#include <stdio.h>
-#include <stdlib.h>
-
-#include <cuda_runtime.h>
-#include <nvshmem.h>
-#include <nvshmemx.h>
-
-#define CUDA_CHECK(stmt)                                                                           \
-    do {                                                                                           \
-        cudaError_t result = (stmt);                                                               \
-        if (cudaSuccess != result) {                                                               \
-            fprintf(stderr, "[%s:%d] CUDA failed with %s\n", __FILE__, __LINE__, cudaGetErrorString(result)); \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "compat_util.h"
 
 #define N 1024
 
@@ -29,18 +15,8 @@ __global__ void ring_put(int *dest)
 
 int main(void)
 {
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-        fprintf(stderr, "no GPU on this host: skipped\n");
-        return 77;
-    }
-    nvshmem_init();
-    int mype = nvshmem_my_pe();
-    int npes = nvshmem_n_pes();
-    int mype_node = nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE);
-    CUDA_CHECK(cudaSetDevice(mype_node % ndev));
-    cudaStream_t stream;
-    CUDA_CHECK(cudaStreamCreate(&stream));
+    int mype, npes;
+    cudaStream_t stream = compat_start(&mype, &npes);
 
     int *dest = (int *)nvshmem_malloc(N * sizeof(int));
     if (!dest) {

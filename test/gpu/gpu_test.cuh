@@ -28,6 +28,20 @@
         }                                                                                          \
     } while (0)
 
+/* cudaFree of each pointer, in order, each checked. */
+template <typename... P> static void gt_cuda_free(P... ptrs)
+{
+    void *all[] = {(void *)ptrs...};
+    for (void *p : all) GT_CUDA(cudaFree(p));
+}
+
+/* shmem_free of each pointer, in order (the same order on every PE: it is collective). */
+template <typename... P> static void gt_shmem_free(P... ptrs)
+{
+    void *all[] = {(void *)ptrs...};
+    for (void *p : all) shmem_free(p);
+}
+
 static inline void gt_skip_without_gpu(void)
 {
     int n = 0;

@@ -1,5 +1,5 @@
 /* A CUDA module for test_modules_late, loaded with dlopen after shmem_init; built twice, once as
- * is and once with GSHMEMI_DEVICE_STATE_VERSION_OVERRIDE=9999. */
+ * is and once with another GSHMEMI_CONST_PEERS (another device layout). */
 #include "gpu_test.cuh"
 
 static __global__ void module_late_kernel(int *out) { *out = shmem_my_pe(); }

@@ -301,23 +301,13 @@ int main(int argc, char **argv)
             GT_CHECK(rs[pe] == 3 * AMO_THREADS, "signal add from PE %d: %llu", pe, (unsigned long long)rs[pe]);
         }
         GT_CUDA(cudaFree(wins));
-        shmem_free(sig);
-        shmem_free(a32);
-        shmem_free(a64);
+        gt_shmem_free(sig, a32, a64);
         if (me == 0) printf("test_ibgda: atomics of 4 and 8 bytes and signal adds by %d threads to every PE: ok\n", AMO_THREADS);
     }
 
     free(h);
-    GT_CUDA(cudaFree(priv));
-    GT_CUDA(cudaFree(fsrc));
-    GT_CUDA(cudaFree(gout));
-    GT_CUDA(cudaFree(bad));
-    shmem_free(fdata);
-    shmem_free(flags);
-    shmem_free(garea);
-    shmem_free(parea);
-    shmem_free(recv);
-    shmem_free(src);
+    gt_cuda_free(priv, fsrc, gout, bad);
+    gt_shmem_free(fdata, flags, garea, parea, recv, src);
     shmem_finalize();
     if (me == 0) printf("test_ibgda: passed\n");
     return 0;

@@ -480,12 +480,8 @@ int main(void)
         GSHMEM_SYNC_TYPES(RUN_SYNC)
 #undef RUN_SYNC
         if (me == 0) printf("ok wait_until_all/any/some[_vector], test/test_all/any/some[_vector]: %d types, %d words written by %d PEs in random order, %d rounds\n", ntypes, K, n, ROUNDS);
-        GT_CUDA(cudaFree(status));
-        GT_CUDA(cudaFree(mask));
-        GT_CUDA(cudaFree(idx));
-        GT_CUDA(cudaFree(cmpv));
-        shmem_free(go);
-        shmem_free(ivars);
+        gt_cuda_free(status, mask, idx, cmpv);
+        gt_shmem_free(go, ivars);
     }
 
     /* 5. on-stream: put_signal, signal wait and int wait captured in a graph and replayed */
@@ -526,13 +522,10 @@ int main(void)
         GT_CUDA(cudaGraphDestroy(graph));
         GT_CUDA(cudaStreamDestroy(s));
         GT_CUDA(cudaFree(round));
-        shmem_free(ack);
-        shmem_free(gsig);
+        gt_shmem_free(ack, gsig);
     }
 
-    shmem_free(sigs);
-    shmem_free(sbuf);
-    shmem_free(dbuf);
+    gt_shmem_free(sigs, sbuf, dbuf);
     shmem_finalize();
     return 0;
 }

@@ -239,13 +239,8 @@ int main(void)
     shmem_barrier_all();
 
     printf("test_wide_blocks: PE %d of %d: every kernel at %d threads a block: PASS\n", me, n, THREADS);
-    GT_CUDA(cudaFree(bad_d));
-    GT_CUDA(cudaFree(sum_d));
-    shmem_free(sig);
-    shmem_free(ctr);
-    shmem_free(ints);
-    shmem_free(dst);
-    shmem_free(src);
+    gt_cuda_free(bad_d, sum_d);
+    gt_shmem_free(sig, ctr, ints, dst, src);
     shmem_finalize();
     return 0;
 }

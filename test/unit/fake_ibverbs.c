@@ -12,13 +12,13 @@
 #include <string.h>
 
 #include "fake_ibverbs.h"
+#include "fake_verbs_objects.h"
 
 #define MAX_MR 256
 #define WR_LOG 1024
 #define MAX_WC 4096
 
 static struct ibv_device dev0, *devlist[2];
-static int live;                 /* objects created and not destroyed */
 static struct ibv_mr *mrs[MAX_MR];
 static struct ibv_wc cq_q[MAX_WC];
 static int cq_head, cq_n;
@@ -54,12 +54,6 @@ struct ibv_device **ibv_get_device_list(int *num)
     live++;
     return devlist;
 }
-void ibv_free_device_list(struct ibv_device **list)
-{
-    (void)list;
-    live--;
-}
-const char *ibv_get_device_name(struct ibv_device *d) { return d->name; }
 
 static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
@@ -73,12 +67,6 @@ struct ibv_context *ibv_open_device(struct ibv_device *d)
     c->abi_compat = NULL; /* not extended: ibv_query_port goes through the symbol */
     live++;
     return c;
-}
-int ibv_close_device(struct ibv_context *c)
-{
-    free(c);
-    live--;
-    return 0;
 }
 
 int ibv_query_device(struct ibv_context *c, struct ibv_device_attr *a)
@@ -133,12 +121,6 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *c)
     live++;
     return pd;
 }
-int ibv_dealloc_pd(struct ibv_pd *pd)
-{
-    free(pd);
-    live--;
-    return 0;
-}
 
 struct ibv_cq *ibv_create_cq(struct ibv_context *c, int cqe, void *uctx, struct ibv_comp_channel *ch, int vec)
 {
@@ -149,12 +131,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *c, int cqe, void *uctx, struct 
     live++;
     return cq;
 }
-int ibv_destroy_cq(struct ibv_cq *cq)
-{
-    free(cq);
-    live--;
-    return 0;
-}
+int ibv_destroy_cq(struct ibv_cq *cq) { return fake_free(cq); }
 
 struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 {
@@ -173,12 +150,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
     live++;
     return qp;
 }
-int ibv_destroy_qp(struct ibv_qp *qp)
-{
-    free(qp);
-    live--;
-    return 0;
-}
+int ibv_destroy_qp(struct ibv_qp *qp) { return fake_free(qp); }
 
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 {
@@ -239,9 +211,7 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 {
     for (int i = 0; i < MAX_MR; i++)
         if (mrs[i] == mr) mrs[i] = NULL;
-    free(mr);
-    live--;
-    return 0;
+    return fake_free(mr);
 }
 
 const char *ibv_wc_status_str(enum ibv_wc_status s)

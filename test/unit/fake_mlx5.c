@@ -13,6 +13,7 @@
 #include <infiniband/mlx5dv.h>
 
 #include "transports/ibgda/mlx5_prm.h"
+#include "fake_verbs_objects.h"
 
 #define MAX_DEV 4
 #define CMD_BYTES 272
@@ -21,7 +22,7 @@ static struct ibv_device devs[MAX_DEV];
 static struct ibv_device *devlist[MAX_DEV + 1];
 static int n_devs = 1, link_layer = IBV_LINK_LAYER_INFINIBAND, devx_ok = 1;
 static unsigned mlx5_mask = 1;
-static int live, calls, fail_at;
+static int calls, fail_at;
 static uint32_t next_num = 0x40;
 static uint8_t last_in[8][CMD_BYTES]; /* by opcode: 0x400 -> 0, 0x500 -> 1, 0x502..0x504 -> 2..4 */
 static const uint8_t fake_mac[6] = {0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee};
@@ -61,23 +62,11 @@ struct ibv_device **ibv_get_device_list(int *num)
     live++;
     return devlist;
 }
-void ibv_free_device_list(struct ibv_device **l)
-{
-    (void)l;
-    live--;
-}
-const char *ibv_get_device_name(struct ibv_device *d) { return d->name; }
 struct ibv_context *ibv_open_device(struct ibv_device *d)
 {
     (void)d;
     errno = ENOSYS; /* IBGDA opens through mlx5dv_open_device */
     return NULL;
-}
-int ibv_close_device(struct ibv_context *c)
-{
-    free(c);
-    live--;
-    return 0;
 }
 int ibv_query_device(struct ibv_context *c, struct ibv_device_attr *a)
 {
@@ -126,12 +115,6 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *c)
     live++;
     return pd;
 }
-int ibv_dealloc_pd(struct ibv_pd *pd)
-{
-    free(pd);
-    live--;
-    return 0;
-}
 struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
     struct ibv_ah *ah;
@@ -145,12 +128,7 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
     live++;
     return ah;
 }
-int ibv_destroy_ah(struct ibv_ah *ah)
-{
-    free(ah);
-    live--;
-    return 0;
-}
+int ibv_destroy_ah(struct ibv_ah *ah) { return fake_free(ah); }
 /* the rest of the table the loader wants: never reached by IBGDA */
 struct ibv_cq *ibv_create_cq(struct ibv_context *c, int n, void *u, struct ibv_comp_channel *ch, int v)
 {
@@ -205,12 +183,7 @@ int fake_mlx5_last_dmabuf(uint64_t *offset, uint64_t *iova)
     *iova = last_iova;
     return last_dmabuf_fd;
 }
-int ibv_dereg_mr(struct ibv_mr *mr)
-{
-    free(mr);
-    live--;
-    return 0;
-}
+int ibv_dereg_mr(struct ibv_mr *mr) { return fake_free(mr); }
 const char *ibv_wc_status_str(enum ibv_wc_status s) { return (void)s, "fake status"; }
 
 /* ---- libmlx5 */
@@ -301,12 +274,7 @@ struct mlx5dv_devx_umem *mlx5dv_devx_umem_reg_ex(struct ibv_context *c, struct m
     }
     return mlx5dv_devx_umem_reg(c, in->addr, in->size, in->access);
 }
-int mlx5dv_devx_umem_dereg(struct mlx5dv_devx_umem *m)
-{
-    free(m);
-    live--;
-    return 0;
-}
+int mlx5dv_devx_umem_dereg(struct mlx5dv_devx_umem *m) { return fake_free(m); }
 
 struct mlx5dv_devx_obj {
     int is_qp;
@@ -410,9 +378,7 @@ int mlx5dv_devx_obj_destroy(struct mlx5dv_devx_obj *o)
 {
     for (int i = 0; i < MAX_OBJ; i++)
         if (objs[i] == o) objs[i] = NULL;
-    free(o);
-    live--;
-    return 0;
+    return fake_free(o);
 }
 
 /* the QP state of the object with number num (-1: none) */

@@ -7,13 +7,8 @@ set -u
 RUN=${1:?usage: test_bootstrap_addr.sh GSHMEMRUN TEST_BOOTSTRAP}
 TB=${2:?usage: test_bootstrap_addr.sh GSHMEMRUN TEST_BOOTSTRAP}
 LIMIT=60
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/harness.sh"
 unset GSHMEM_BOOTSTRAP_IFNAME GSHMEM_BOOTSTRAP_ADDR
-
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # 1. gshmemrun: every PE sees 127.0.0.1, and gshmemrun logs the choice at info.
 GSHMEM_DEBUG=info timeout $LIMIT "$RUN" -n 3 "$TB" --env >"$tmp/out" 2>"$tmp/err"

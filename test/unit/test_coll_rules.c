@@ -98,6 +98,16 @@ static void test_direct_push(void **state)
     assert_false(gshmemi_direct_push(&ds, 2, &a, 1));
 }
 
+/* A device state with the protocol limits LL, LL128 and SIMPLE, and an empty team. */
+static void zero_with_limits(gshmemi_device_state_t *ds, gshmemi_team_dev_t *t)
+{
+    memset(ds, 0, sizeof(*ds));
+    memset(t, 0, sizeof(*t));
+    ds->coll_ll_max = LL;
+    ds->coll_ll128_max = LL128;
+    ds->coll_simple_max = SIMPLE;
+}
+
 /* A team's protocols follow from how its members are reached: LL128 and SIMPLE where the team
  * has their buffers (the world team), every protocol only while all members are P2P peers. */
 static void test_reach(void **state)
@@ -105,11 +115,7 @@ static void test_reach(void **state)
     (void)state;
     gshmemi_device_state_t ds;
     gshmemi_team_dev_t t;
-    memset(&ds, 0, sizeof(ds));
-    memset(&t, 0, sizeof(t));
-    ds.coll_ll_max = LL;
-    ds.coll_ll128_max = LL128;
-    ds.coll_simple_max = SIMPLE;
+    zero_with_limits(&ds, &t);
     assert_int_equal(gshmemi_team_reach(&t), GSHMEMI_REACH_P2P);
     gshmemi_proto_rule_t r = gshmemi_proto_rule_of(&ds, &t);
     assert_false(r.has_ll128);
@@ -136,11 +142,7 @@ static void test_remote(void **state)
     (void)state;
     gshmemi_device_state_t ds;
     gshmemi_team_dev_t t;
-    memset(&ds, 0, sizeof(ds));
-    memset(&t, 0, sizeof(t));
-    ds.coll_ll_max = LL;
-    ds.coll_ll128_max = LL128;
-    ds.coll_simple_max = SIMPLE;
+    zero_with_limits(&ds, &t);
     t.ll128_slices = 4;
     t.simple_slices = 4;
     assert_null(gshmemi_coll_remote_unsupported(&t, GSHMEMI_COLL_COLLECT));

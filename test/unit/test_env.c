@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "stderr_capture.h"
+
 #include "runtime/base/env.h"
 #include "gshmem/types.h"
 #include "runtime/base/log.h"
@@ -60,6 +62,13 @@ static void test_defaults(void **state)
 }
 
 static char *load_error(const char *name, const char *value);
+/* name=value alone is refused with a log that holds message. */
+static void expect_refused(const char *name, const char *value, const char *message)
+{
+    char *m = load_error(name, value);
+    assert_non_null(strstr(m, message));
+    free(m);
+}
 
 /* IBGDA's two choices read every name, and a wrong one is refused naming them all. */
 static void test_ibgda_choices(void **state)
@@ -82,9 +91,7 @@ static void test_ibgda_choices(void **state)
     assert_non_null(strstr(m, "GSHMEM_IBGDA_DOORBELL=\"nic\""));
     assert_non_null(strstr(m, "(auto, gpu, cpu)"));
     free(m);
-    m = load_error("GSHMEM_IBGDA_NIC", "soft");
-    assert_non_null(strstr(m, "(hw, emulated, null)"));
-    free(m);
+    expect_refused("GSHMEM_IBGDA_NIC", "soft", "(hw, emulated, null)");
 }
 
 static void test_sizes(void **state)
@@ -166,20 +173,11 @@ static void test_values(void **state)
 static char *load_errors(void)
 {
     gshmemi_env_t env;
-    char *text = calloc(1, 16384);
-    FILE *f = tmpfile();
-    int saved = dup(2);
-    assert_non_null(text);
-    assert_non_null(f);
-    fflush(stderr);
-    dup2(fileno(f), 2);
+    char *text;
+    capture_begin();
     assert_int_equal(gshmemi_env_load(fake_get, &env), GSHMEMI_ERR_INVALID);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    rewind(f);
-    (void)!fread(text, 1, 16383, f);
-    fclose(f);
+    text = strdup(capture_end());
+    assert_non_null(text);
     return text;
 }
 
@@ -210,18 +208,10 @@ static void test_messages(void **state)
     assert_non_null(strstr(m, "GSHMEM_DEVICE_WAIT_TIMEOUT=\"inf\" is not a number of seconds"));
     assert_non_null(strstr(m, "1 environment variable with a bad value: GSHMEM_DEVICE_WAIT_TIMEOUT"));
     free(m);
-    m = load_error("GSHMEM_MAX_TEAMS", "65");
-    assert_non_null(strstr(m, "GSHMEM_MAX_TEAMS=\"65\" is out of range: accepted 4..64"));
-    free(m);
-    m = load_error("GSHMEM_BOOTSTRAP_TIMEOUT", "1e-300");
-    assert_non_null(strstr(m, "GSHMEM_BOOTSTRAP_TIMEOUT=\"1e-300\" is out of range: accepted 0.001..1e+09 s"));
-    free(m);
-    m = load_error("GSHMEM_SYMMETRIC_SIZE", "1025T");
-    assert_non_null(strstr(m, "GSHMEM_SYMMETRIC_SIZE=\"1025T\" is out of range: accepted 0..1024T bytes"));
-    free(m);
-    m = load_error("GSHMEM_NRANKS", "0");
-    assert_non_null(strstr(m, "GSHMEM_NRANKS=\"0\" is out of range: accepted -1 (unset) or >= 1"));
-    free(m);
+    expect_refused("GSHMEM_MAX_TEAMS", "65", "GSHMEM_MAX_TEAMS=\"65\" is out of range: accepted 4..64");
+    expect_refused("GSHMEM_BOOTSTRAP_TIMEOUT", "1e-300", "GSHMEM_BOOTSTRAP_TIMEOUT=\"1e-300\" is out of range: accepted 0.001..1e+09 s");
+    expect_refused("GSHMEM_SYMMETRIC_SIZE", "1025T", "GSHMEM_SYMMETRIC_SIZE=\"1025T\" is out of range: accepted 0..1024T bytes");
+    expect_refused("GSHMEM_NRANKS", "0", "GSHMEM_NRANKS=\"0\" is out of range: accepted -1 (unset) or >= 1");
 }
 
 /* Every row with a limit: the value just outside each end is refused (and named), the ends
@@ -336,20 +326,14 @@ static void test_text_rows(void **state)
     char *m = load_error("GSHMEM_BOOTSTRAP_ADDR", "nan");
     assert_non_null(strstr(m, "GSHMEM_BOOTSTRAP_ADDR=\"nan\" is malformed: accepted empty or a dotted-quad IPv4 address"));
     free(m);
-    m = load_error("GSHMEM_IB_DEVICE", "x:999");
-    assert_non_null(strstr(m, "GSHMEM_IB_DEVICE=\"x:999\" is malformed: accepted empty, NAME or NAME:PORT (NAME: 1..63 of "));
-    free(m);
-    m = load_error("GSHMEM_HOST_ID", "a\nb\\c");
-    assert_non_null(strstr(m, "GSHMEM_HOST_ID=\"a\\x0ab\\x5cc\" is malformed"));
-    free(m);
+    expect_refused("GSHMEM_IB_DEVICE", "x:999", "GSHMEM_IB_DEVICE=\"x:999\" is malformed: accepted empty, NAME or NAME:PORT (NAME: 1..63 of ");
+    expect_refused("GSHMEM_HOST_ID", "a\nb\\c", "GSHMEM_HOST_ID=\"a\\x0ab\\x5cc\" is malformed");
     m = load_error("GSHMEM_HOST_ID", repeat('h', 300));
     assert_non_null(strstr(m, "GSHMEM_HOST_ID=\"hhhhhhhhhh"));
     assert_non_null(strstr(m, "hhh...\" is malformed"));
     free(m);
     /* the numbers keep their wording */
-    m = load_error("GSHMEM_MAX_TEAMS", "65");
-    assert_non_null(strstr(m, "GSHMEM_MAX_TEAMS=\"65\" is out of range: accepted 4..64"));
-    free(m);
+    expect_refused("GSHMEM_MAX_TEAMS", "65", "GSHMEM_MAX_TEAMS=\"65\" is out of range: accepted 4..64");
 }
 
 /* GSHMEM_IB_DEVICE's parser, which the verbs backend and IBGDA call too. */

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # gshmem-info: with out-of-range or malformed values it exits non-zero and names each (one line
 # each, then a summary naming all); with a clean environment, or good text values, it exits 0 and
-# prints every variable's limits.
+# prints every variable's limits, the GPUs (or why there are none) and the RDMA devices; with
+# --pes N, the transport of every pair by the runtime's rule, which follows GSHMEM_DISABLE_P2P,
+# the host ids and the remote transport's settings (GPU access assumed, so that it holds on a
+# host without a GPU); bad arguments are refused naming them.
 set -u
 info=$1
 fail() { echo "test_gshmem_info: $*" >&2; exit 1; }
@@ -44,4 +47,54 @@ good=(GSHMEM_IB_DEVICE=mlx5_0:1 GSHMEM_BOOTSTRAP_ADDR=10.0.0.5 GSHMEM_BOOTSTRAP_
 "${clean[@]}" "${good[@]}" "$info" >/dev/null 2>"${TMPDIR:-/tmp}/gshmem_info.$$" || fail "exits $? with ${good[*]}: $(cat "${TMPDIR:-/tmp}/gshmem_info.$$")"
 err=$(cat "${TMPDIR:-/tmp}/gshmem_info.$$"); rm -f "${TMPDIR:-/tmp}/gshmem_info.$$"
 [ -z "$err" ] || fail "writes to stderr with ${good[*]}: $err"
-echo "gshmem-info: exit $rc naming all ${#bad[@]} bad values; exit 0 with good text values and with a clean environment"
+# what a new machine shows: the GPUs or why there are none, the RDMA devices or why there are none
+out=$("${clean[@]}" "$info") || fail "exits $? with a clean environment"
+grep -q '^GPUs:$' <<<"$out" || fail "no GPU section: $out"
+grep -Eq '^  (none: .*the rest below holds without|GPU 0: )' <<<"$out" || fail "neither a GPU nor why there is none: $out"
+grep -q '^RDMA devices' <<<"$out" || fail "no RDMA section: $out"
+grep -q '^Transports for' <<<"$out" && fail "a transport table without --pes: $out"
+
+# the transport of each pair; $1: the environment, then gshmem-info's arguments
+routes() {
+    local envs=$1
+    shift
+    # shellcheck disable=SC2086
+    "${clean[@]}" $envs "$info" "$@" 2>&1 | sed -n 's/^  \(PE [0-9]* -> PE [0-9]*: [a-z0-9-]*\) (.*/\1/p'
+}
+expect_routes() {
+    local got want=$1
+    shift
+    got=$(routes "$@" | tr '\n' ';')
+    [ "$got" = "$want" ] || fail "$*: routes '$got', expected '$want'"
+}
+expect_routes "PE 0 -> PE 1: p2p;PE 0 -> PE 2: proxy-copy;PE 0 -> PE 3: proxy-copy;PE 1 -> PE 0: p2p;PE 1 -> PE 2: proxy-copy;PE 1 -> PE 3: proxy-copy;PE 2 -> PE 0: proxy-copy;PE 2 -> PE 1: proxy-copy;PE 2 -> PE 3: p2p;PE 3 -> PE 0: proxy-copy;PE 3 -> PE 1: proxy-copy;PE 3 -> PE 2: p2p;" \
+    "" --pes 4 --hosts a,a,b,b --assume-peer-access
+expect_routes "PE 0 -> PE 1: p2p;PE 1 -> PE 0: p2p;" "GSHMEM_HOST_ID=rack7" --pes 2 --assume-peer-access
+expect_routes "PE 0 -> PE 1: proxy-copy;PE 1 -> PE 0: proxy-copy;" "GSHMEM_DISABLE_P2P=1" --pes 2 --assume-peer-access
+expect_routes "PE 0 -> PE 1: none;PE 1 -> PE 0: none;" "GSHMEM_REMOTE_TRANSPORT=none" --pes 2 --hosts x,y --assume-peer-access
+expect_routes "PE 0 -> PE 1: proxy-verbs;PE 1 -> PE 0: proxy-verbs;" "GSHMEM_PROXY_BACKEND=verbs" --pes 2 --hosts x,y --assume-peer-access
+expect_routes "PE 0 -> PE 1: ibgda;PE 1 -> PE 0: ibgda;" "GSHMEM_DISABLE_P2P=1 GSHMEM_REMOTE_TRANSPORT=ibgda GSHMEM_IBGDA_NIC=emulated" \
+    --pes 2 --assume-peer-access
+n=$(routes "" --pes 5 --assume-peer-access | wc -l)
+[ "$n" = 20 ] || fail "--pes 5: $n pairs listed, expected 20"
+"${clean[@]}" "$info" --pes 3 --assume-peer-access | grep -q '^  PE 0 -> PE 1: p2p (P2P)$' || fail "the reason is not printed beside the route"
+
+# bad arguments: exit 2, naming the argument
+bad_arg() {
+    local want=$1 err code
+    shift
+    err=$("${clean[@]}" "$info" "$@" 2>&1 >/dev/null)
+    code=$?
+    [ $code = 2 ] || fail "$*: exits $code, expected 2"
+    grep -qF -- "$want" <<<"$err" || fail "$*: no '$want' in: $err"
+}
+bad_arg '--pes "0": give a number of PEs from 1 to' --pes 0
+bad_arg '--pes "two"' --pes two
+bad_arg '--hosts "a,b": give 3 host ids' --pes 3 --hosts a,b
+bad_arg '--hosts "a,,b": give 3 host ids' --pes 3 --hosts a,,b
+bad_arg '--hosts and --assume-peer-access go with --pes N' --hosts a,b
+bad_arg 'unknown or incomplete argument "--frobnicate"' --frobnicate
+bad_arg 'unknown or incomplete argument "--pes"' --pes
+
+echo "gshmem-info: exit $rc naming all ${#bad[@]} bad values; exit 0 with good text values and with a clean environment;"\
+     "the GPU and RDMA sections; the transport of each pair by host ids and settings; bad arguments refused"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gshmem.h"
+#include "stderr_capture.h"
 
 #define FAIL(...) do { fprintf(stderr, "test_init_env: " __VA_ARGS__); fputc('\n', stderr); return 1; } while (0)
 
@@ -25,9 +26,8 @@ int main(void)
 {
     shmemx_uniqueid_t uid;
     shmemx_init_attr_t attr;
-    int fds[2], status, saved, rc;
-    char log[8192] = {0};
-    FILE *f;
+    int fds[2], status, rc;
+    const char *log;
     pid_t child;
     double t0, took;
 
@@ -50,21 +50,11 @@ int main(void)
     setenv("GSHMEM_BOOTSTRAP_TIMEOUT", "30", 1);
     if (shmemx_set_attr_uniqueid_args(1, 2, &uid, &attr) != 0) FAIL("shmemx_set_attr_uniqueid_args failed");
 
-    f = tmpfile();
-    if (!f) FAIL("tmpfile failed");
-    fflush(stderr);
-    saved = dup(2);
-    dup2(fileno(f), 2);
+    capture_begin();
     t0 = now();
     rc = shmemx_init_attr(SHMEMX_INIT_WITH_UNIQUEID, &attr);
     took = now() - t0;
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    rewind(f);
-    (void)!fread(log, 1, sizeof(log) - 1, f);
-    fclose(f);
-    fprintf(stderr, "%s", log);
+    log = capture_end();
 
     if (rc == 0) FAIL("shmemx_init_attr succeeded with GSHMEM_MAX_TEAMS=100");
     if (took > 5) FAIL("shmemx_init_attr took %.1f s to refuse: the environment was checked after a bootstrap wait", took);

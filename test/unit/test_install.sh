@@ -81,23 +81,24 @@ grep -q GSHMEM_SYMMETRIC_SIZE "$tmp/info.out" || fail "gshmem-info does not list
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 gpu=0
 nvidia-smi -L >/dev/null 2>&1 && gpu=1
-for exe in app app_static host host_static; do
-    rc=0
+# Runs installed program $1 ($tmp/$1, output in $tmp/$1.out), named $2 in messages: on 2 PEs under
+# gshmemrun where there is a GPU (exit 0), else alone, where it must exit $3 ($4 says why).
+run_program() {
+    local exe=$1 what=$2 want=$3 why=$4 rc=0
     if [ $gpu = 1 ]; then
         "$root/bin/gshmemrun" -n 2 --timeout 120 "$tmp/$exe" >"$tmp/$exe.out" 2>&1 || rc=$?
-        [ $rc = 0 ] || { cat "$tmp/$exe.out" >&2; fail "$exe on 2 PEs exited with $rc"; }
+        [ $rc = 0 ] || { cat "$tmp/$exe.out" >&2; fail "$what on 2 PEs exited with $rc"; }
     else
         "$tmp/$exe" >"$tmp/$exe.out" 2>&1 || rc=$?
-        [ $rc = 1 ] || { cat "$tmp/$exe.out" >&2; fail "$exe without a GPU exited with $rc, not 1 (a clean init failure)"; }
-        grep -q 'no usable CUDA driver or GPU' "$tmp/$exe.out" || { cat "$tmp/$exe.out" >&2; fail "$exe did not name the missing driver"; }
+        [ $rc = "$want" ] || { cat "$tmp/$exe.out" >&2; fail "$what without a GPU exited with $rc, not $want ($why)"; }
+    fi
+}
+for exe in app app_static host host_static; do
+    run_program $exe $exe 1 "a clean init failure"
+    if [ $gpu = 0 ] && ! grep -q 'no usable CUDA driver or GPU' "$tmp/$exe.out"; then
+        cat "$tmp/$exe.out" >&2
+        fail "$exe did not name the missing driver"
     fi
 done
-rc=0
-if [ $gpu = 1 ]; then
-    "$root/bin/gshmemrun" -n 2 --timeout 120 "$tmp/compat_ring_put" >"$tmp/compat.out" 2>&1 || rc=$?
-    [ $rc = 0 ] || { cat "$tmp/compat.out" >&2; fail "the NVSHMEM ring program on 2 PEs exited with $rc"; }
-else
-    "$tmp/compat_ring_put" >"$tmp/compat.out" 2>&1 || rc=$?
-    [ $rc = 77 ] || { cat "$tmp/compat.out" >&2; fail "the NVSHMEM ring program without a GPU exited with $rc, not 77 (skip)"; }
-fi
+run_program compat_ring_put "the NVSHMEM ring program" 77 "skip"
 echo "test_install: the installed headers, gshmem.pc (shared and static), gshmem-nvshmem-compat.pc and tools work$([ $gpu = 1 ] && echo '; the example ran on 2 PEs')"

@@ -10,12 +10,8 @@ set -u
 RUN=${1:?usage: test_launcher.sh GSHMEMRUN TEST_BOOTSTRAP}
 TB=${2:?usage: test_launcher.sh GSHMEMRUN TEST_BOOTSTRAP}
 LIMIT=60
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/harness.sh"
 
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 now() { date +%s.%N; }
 elapsed_lt() { awk -v a="$1" -v b="$(now)" -v lim="$2" 'BEGIN { exit !(b - a < lim) }'; }
 

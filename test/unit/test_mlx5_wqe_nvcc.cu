@@ -35,13 +35,7 @@ __global__ void mlx5_wqe_builders_kernel(uint8_t *sq, uint32_t sq_bbs, uint64_t 
     out[threadIdx.x] = ds + gshmemi_mlx5_sq_dbrec(idx) + (unsigned)gshmemi_mlx5_widen16(1000, idx);
 }
 
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "test_mlx5_wqe_nvcc:%d: check failed: %s\n", __LINE__, #c);           \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
+#include "nvcc_check.h"
 
 int main()
 {

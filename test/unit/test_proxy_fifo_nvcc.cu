@@ -21,13 +21,7 @@ __global__ void proxy_fifo_producer_kernel(gshmemi_proxy_fifo_t f, uint64_t *out
     out[blockIdx.x * blockDim.x + threadIdx.x] = v + (uint64_t)rc;
 }
 
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "test_proxy_fifo_nvcc:%d: check failed: %s\n", __LINE__, #c);         \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
+#include "nvcc_check.h"
 
 int main()
 {

@@ -23,6 +23,8 @@
 #include <infiniband/verbs.h>
 #include <cmocka.h>
 
+#include "fake_ibverbs_helpers.h"
+
 #include "fake_ibverbs.h"
 #include "stderr_capture.h"
 
@@ -48,29 +50,6 @@ static const char *fake_get(const char *name)
 }
 
 #define MiB (1u << 20)
-
-/* 2 PEs where PE 1 mirrors PE 0: PE 0's QP for PE 1 is connected to itself */
-static int mirror_allgather(gshmemi_bootstrap_t *bs, void *buf, size_t len)
-{
-    (void)bs;
-    memcpy((char *)buf + len, buf, len);
-    if (len == 2 * sizeof(uint32_t)) {
-        uint32_t *q = buf;
-        q[2] = q[1];
-        q[3] = 0;
-    }
-    return GSHMEMI_OK;
-}
-
-static void *fake_sym(const char *name)
-{
-    void *h = dlopen(FAKE_IBVERBS, RTLD_NOW | RTLD_NOLOAD), *f;
-    assert_non_null(h);
-    f = dlsym(h, name);
-    assert_non_null(f);
-    dlclose(h);
-    return f;
-}
 
 static double now_s(void)
 {

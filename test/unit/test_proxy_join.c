@@ -6,17 +6,7 @@
 #include <string.h>
 
 #include "transports/proxy/join.h"
-
-static int failures;
-#define EXPECT(cond, ...)                                                                                          \
-    do {                                                                                                           \
-        if (!(cond)) {                                                                                             \
-            fprintf(stderr, "test_proxy_join: %s:%d: ", __FILE__, __LINE__);                                       \
-            fprintf(stderr, __VA_ARGS__);                                                                          \
-            fputc('\n', stderr);                                                                                   \
-            failures++;                                                                                            \
-        }                                                                                                          \
-    } while (0)
+#include "expect.h"
 
 static gshmemi_proxy_req_t put(int pe, uint64_t dst, uint64_t src, uint64_t n)
 {
@@ -57,7 +47,7 @@ static void check(const char *what, const gshmemi_proxy_req_t *b, int n, int wan
     const uint64_t t0 = 1000;
     const int nrun = gshmemi_proxy_join_puts(b, n, t0, run);
     size_t nw = 0, ng = 0;
-    int count = 0, before = failures;
+    int count = 0, before = expect_failures;
 
     for (int i = 0; i < n; i++) nw = bytes_of(gshmemi_proxy_req_pe(&b[i]), b[i].arg[1], b[i].arg[2], b[i].arg[3], want, nw);
     for (int i = 0; i < nrun; i++) ng = bytes_of(run[i].pe, run[i].dst, run[i].src, run[i].n, got, ng);
@@ -66,12 +56,12 @@ static void check(const char *what, const gshmemi_proxy_req_t *b, int n, int wan
     EXPECT(nw == ng && memcmp(want, got, nw * sizeof(moved_t)) == 0, "%s: the runs move other bytes than the requests (%zu against %zu)", what,
            ng, nw);
     if (want_runs >= 0) EXPECT(nrun == want_runs, "%s: %d runs, expected %d", what, nrun, want_runs);
-    for (int i = 0; i < nrun && failures == before; i++) {
+    for (int i = 0; i < nrun && expect_failures == before; i++) {
         count += run[i].count;
         EXPECT(run[i].first >= t0 && run[i].first < t0 + (uint64_t)n, "%s: run %d names ticket %llu", what, i, (unsigned long long)run[i].first);
         if (i) EXPECT(run[i - 1].pe < run[i].pe || (run[i - 1].pe == run[i].pe && run[i - 1].dst <= run[i].dst), "%s: runs out of order", what);
     }
-    if (failures == before) EXPECT(count == n, "%s: the runs hold %d requests of %d", what, count, n);
+    if (expect_failures == before) EXPECT(count == n, "%s: the runs hold %d requests of %d", what, count, n);
 }
 
 int main(void)
@@ -108,7 +98,7 @@ int main(void)
     check("across PEs", b, 2, 2);
     /* random batches: sizes, PEs, offsets, duplicates and overlaps */
     srand(12345);
-    for (int trial = 0; trial < 2000 && failures < 5; trial++) {
+    for (int trial = 0; trial < 2000 && expect_failures < 5; trial++) {
         int n = 1 + rand() % GSHMEMI_PROXY_JOIN_MAX;
         for (int i = 0; i < n; i++) {
             uint64_t len = 1 + (uint64_t)(rand() % 64), dst = (uint64_t)(rand() % 32) * 64;
@@ -119,8 +109,8 @@ int main(void)
     EXPECT(gshmemi_proxy_join_puts(b, 0, 0, run) == 0, "an empty batch makes runs");
     EXPECT(gshmemi_proxy_join_puts(b, GSHMEMI_PROXY_JOIN_MAX + 1, 0, run) == 0, "an oversized batch is accepted");
 
-    if (failures) {
-        fprintf(stderr, "test_proxy_join: %d check(s) failed\n", failures);
+    if (expect_failures) {
+        fprintf(stderr, "test_proxy_join: %d check(s) failed\n", expect_failures);
         return 1;
     }
     printf("test_proxy_join: every batch joined as its requests write\n");

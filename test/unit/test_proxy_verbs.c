@@ -16,6 +16,8 @@
 #include <infiniband/verbs.h>
 #include <cmocka.h>
 
+#include "fake_ibverbs_helpers.h"
+
 #include "stderr_capture.h"
 
 #include "runtime/base/env.h"
@@ -353,21 +355,8 @@ static void test_amo_apply(void **state)
     assert_int_equal(gshmemi_verbs_amo_apply(GSHMEMI_AMO_FETCH, 4, 32, w, 0, 0), w);
 }
 
-
 /* ---- against test/unit/fake_ibverbs.c: a device whose QPs act on this process's memory, and a
- * bootstrap of 2 PEs where PE 1 mirrors PE 0, so PE 1's heap is PE 0's own */
-static int mirror_allgather(gshmemi_bootstrap_t *bs, void *buf, size_t len)
-{
-    (void)bs;
-    memcpy((char *)buf + len, buf, len);
-    if (len == 2 * sizeof(uint32_t)) {
-        /* the QP numbers: PE 1's QP for PE 0 is the one PE 0 made for PE 1 (a loopback) */
-        uint32_t *q = buf;
-        q[2] = q[1];
-        q[3] = 0;
-    }
-    return GSHMEMI_OK;
-}
+ * bootstrap of 2 PEs where PE 1 mirrors PE 0 (fake_ibverbs_helpers.h) */
 
 /* a stubbed driver that calls [fake_dev_base, +fake_dev_size) one device allocation */
 static uintptr_t fake_dev_base;
@@ -398,16 +387,6 @@ static CUresult stub_handle(void *handle, CUdeviceptr p, size_t size, CUmemRange
     if (!dmabuf_ok || type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || flags) return CUDA_ERROR_NOT_SUPPORTED;
     *(int *)handle = open("/dev/null", O_RDONLY); /* any open fd: the fake checks it is one */
     return CUDA_SUCCESS;
-}
-
-static void *fake_sym(const char *name)
-{
-    void *h = dlopen(FAKE_IBVERBS, RTLD_NOW | RTLD_NOLOAD), *f;
-    assert_non_null(h);
-    f = dlsym(h, name);
-    assert_non_null(f);
-    dlclose(h);
-    return f;
 }
 
 static void test_fake_refusals(void **state)

@@ -5,23 +5,7 @@
 
 #include "runtime/base/env.h"
 #include "transports/route.h"
-
-static int failures;
-#define EXPECT(cond, ...)                                                                                          \
-    do {                                                                                                           \
-        if (!(cond)) {                                                                                             \
-            fprintf(stderr, "test_route: %s:%d: ", __FILE__, __LINE__);                                            \
-            fprintf(stderr, __VA_ARGS__);                                                                          \
-            fputc('\n', stderr);                                                                                   \
-            failures++;                                                                                            \
-        }                                                                                                          \
-    } while (0)
-
-static const char *route_name(int r)
-{
-    static const char *const names[] = {"none", "p2p", "proxy-copy", "proxy-verbs", "ibgda"};
-    return r >= 0 && r < 5 ? names[r] : "?";
-}
+#include "expect.h"
 
 /* route from me to pe, expected route and a word its reason must contain */
 static void expect_route(const gshmemi_route_peer_t *p, int n, int me, int pe, gshmemi_route_cfg_t cfg, int want,
@@ -29,7 +13,7 @@ static void expect_route(const gshmemi_route_peer_t *p, int n, int me, int pe, g
 {
     const char *why = NULL;
     int got = gshmemi_route_pick(p, n, me, pe, &cfg, &why);
-    EXPECT(got == want, "PE %d -> %d: route %s, expected %s (why: %s)", me, pe, route_name(got), route_name(want), why ? why : "(null)");
+    EXPECT(got == want, "PE %d -> %d: route %s, expected %s (why: %s)", me, pe, gshmemi_route_name(got), gshmemi_route_name(want), why ? why : "(null)");
     EXPECT(why && strstr(why, why_has), "PE %d -> %d: reason \"%s\" lacks \"%s\"", me, pe, why ? why : "(null)", why_has);
 }
 
@@ -155,8 +139,8 @@ int main(void)
     EXPECT(!gshmemi_route_job_uses_verbs(one, 4, &c), "forced verbs, all P2P: verbs opened");
     EXPECT(gshmemi_route_job_uses_verbs(split, 4, &c), "forced verbs across host ids: verbs not opened");
 
-    if (failures) {
-        fprintf(stderr, "test_route: %d check(s) failed\n", failures);
+    if (expect_failures) {
+        fprintf(stderr, "test_route: %d check(s) failed\n", expect_failures);
         return 1;
     }
     printf("test_route: every case routed as expected\n");

@@ -28,7 +28,7 @@ kernel=$(stack_of GSHMEMI_REMOTE_STACK_KERNEL) proxy=$(stack_of GSHMEMI_REMOTE_S
 [ -n "$kernel" ] && [ -n "$proxy" ] && [ -n "$ibgda" ] || { echo "test_user_registers: GSHMEMI_REMOTE_STACK_* not found in device/layout.h" >&2; exit 1; }
 status=0
 for file in user_registers.cu user_registers_nvshmem.cu; do
-    kernels=$(grep -c '^USER_KERNEL(' "$src/test/unit/$file")
+    kernels=$(cat "$src/test/unit/user_registers_kernels.h" "$src/test/unit/$file" | grep -c '^USER_KERNEL(')
     out=$("${NVCC:-nvcc}" -arch="sm_$arch" --std=c++17 -O3 -I"$src/include" -I"$src/include/nvshmem-compat" -I"$src" \
           --resource-usage -c "$src/test/unit/$file" -o /dev/null 2>&1) ||
         { echo "$out" >&2; echo "test_user_registers: $file: compile failed" >&2; exit 1; }

@@ -65,6 +65,12 @@ typedef struct gshmemi_proxy_backend_ops {
     void (*close)(gshmemi_proxy_backend_t *be);
 } gshmemi_proxy_backend_ops_t;
 
+/* The members every backend fills from its own functions, named after it (be_open, ...). */
+#define GSHMEMI_PROXY_BACKEND_COMMON(be)                                                          \
+    .name = #be, .open = be##_open, .connect = be##_connect, .register_chunk = be##_register_chunk, \
+    .put = be##_put, .get = be##_get, .put_value = be##_put_value, .amo = be##_amo,               \
+    .progress = be##_progress, .flush = be##_flush, .close = be##_close
+
 extern const gshmemi_proxy_backend_ops_t gshmemi_proxy_backend_copy;
 extern const gshmemi_proxy_backend_ops_t gshmemi_proxy_backend_verbs;
 

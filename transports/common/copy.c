@@ -502,18 +502,8 @@ static void copy_close(gshmemi_proxy_backend_t *be)
 }
 
 const gshmemi_proxy_backend_ops_t gshmemi_proxy_backend_copy = {
-    .name = "copy",
+    GSHMEMI_PROXY_BACKEND_COMMON(copy),
     .blob_size = 0,
-    .open = copy_open,
-    .connect = copy_connect,
     .attach = copy_attach,
-    .register_chunk = copy_register_chunk,
-    .put = copy_put,
-    .get = copy_get,
-    .put_value = copy_put_value,
-    .amo = copy_amo,
     .fence = copy_fence,
-    .progress = copy_progress,
-    .flush = copy_flush,
-    .close = copy_close,
 };

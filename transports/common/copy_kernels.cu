@@ -3,7 +3,8 @@
  * writes or staged copies (copy.c), no kernel. They use the
  * same system-scope atomics as the device API, so they are atomic with respect to the target
  * GPU's own atomics. */
-#include "gshmem/types.h" /* gshmemi_module_preload */
+#include "gshmem/types.h"
+#include "kernel_load.h"
 #include "../../device/amo.cuh"
 #include "copy.h"
 
@@ -21,15 +22,5 @@ extern "C" int gshmemi_copy_amo(void *word, int op, uint64_t value, uint64_t con
     return (int)cudaGetLastError();
 }
 
-/* Loads the kernel now: with CUDA's lazy loading a kernel is loaded at its first launch, and
- * loading may wait for the kernels already running, which here are the ones spinning until the
- * proxy's first atomic lands. */
-extern "C" int gshmemi_copy_kernels_load(void)
-{
-    cudaFuncAttributes attr;
-    cudaFunction_t f;
-    cudaError_t err = cudaFuncGetAttributes(&attr, copy_amo_kernel);
-    if (err == cudaSuccess) err = cudaGetFuncBySymbol(&f, (const void *)copy_amo_kernel);
-    if (err == cudaSuccess) (void)gshmemi_module_preload((void *)f); /* by cuFuncLoad, where the runtime asks */
-    return (int)err;
-}
+/* Loaded now: the kernels already running may spin until the proxy's first atomic lands. */
+extern "C" int gshmemi_copy_kernels_load(void) { return gshmemi_kernel_load_now((const void *)copy_amo_kernel); }

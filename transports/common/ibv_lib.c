@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,44 +12,60 @@
 
 gshmemi_ibv_t gshmemi_ibv;
 
-static void *ibv_lib;
-static const char *ibv_lib_name = "libibverbs.so.1";
+static gshmemi_dl_lib_t ibv_lib = {"libibverbs.so.1", "rdma-core's libibverbs", NULL};
 
-static void ibv_unload(void)
+static const gshmemi_dl_sym_t ibv_syms[] = {
+#define GSHMEMI_IBV_SYM(fn) {"ibv_" #fn, offsetof(gshmemi_ibv_t, fn), 0},
+    GSHMEMI_IBV_FUNCS(GSHMEMI_IBV_SYM)
+#undef GSHMEMI_IBV_SYM
+#define GSHMEMI_IBV_SYM(fn) {"ibv_" #fn, offsetof(gshmemi_ibv_t, fn), 1},
+    GSHMEMI_IBV_OPTIONAL_FUNCS(GSHMEMI_IBV_SYM)
+#undef GSHMEMI_IBV_SYM
+};
+
+void gshmemi_dl_table_unload(gshmemi_dl_lib_t *lib, void *table, size_t table_size)
 {
-    if (ibv_lib) dlclose(ibv_lib);
-    ibv_lib = NULL;
-    memset(&gshmemi_ibv, 0, sizeof(gshmemi_ibv));
+    if (lib->handle) dlclose(lib->handle);
+    lib->handle = NULL;
+    memset(table, 0, table_size);
+}
+
+int gshmemi_dl_table_load(gshmemi_dl_lib_t *lib, const gshmemi_dl_sym_t *syms, size_t n_syms, void *table, size_t table_size,
+                          const char *user, char *why, size_t cap)
+{
+    const char *err;
+    size_t i;
+    if (lib->handle) return GSHMEMI_OK;
+    lib->handle = dlopen(lib->name, RTLD_NOW | RTLD_LOCAL);
+    if (!lib->handle) {
+        err = dlerror();
+        snprintf(why, cap, "%s is missing (%s): no %s on this host (install %s)", lib->name, err ? err : "dlopen failed",
+                 user, lib->package);
+        return GSHMEMI_ERR_UNSUPPORTED;
+    }
+    for (i = 0; i < n_syms; i++) {
+        void *fn = dlsym(lib->handle, syms[i].symbol);
+        if (!fn && !syms[i].optional) {
+            snprintf(why, cap, "%s has no %s: no %s on this host (%s too old)", lib->name, syms[i].symbol, user, lib->package);
+            gshmemi_dl_table_unload(lib, table, table_size);
+            return GSHMEMI_ERR_UNSUPPORTED;
+        }
+        /* a function pointer as dlsym returns it: POSIX makes the two the same size */
+        memcpy((char *)table + syms[i].offset, &fn, sizeof(fn));
+    }
+    return GSHMEMI_OK;
 }
 
 void gshmemi_ibv_set_library_for_test(const char *name)
 {
-    ibv_unload();
-    ibv_lib_name = name ? name : "libibverbs.so.1";
+    gshmemi_dl_table_unload(&ibv_lib, &gshmemi_ibv, sizeof(gshmemi_ibv));
+    ibv_lib.name = name ? name : "libibverbs.so.1";
 }
 
 int gshmemi_ibv_load_why(const char *user, char *why, size_t cap)
 {
-    const char *err;
-    if (ibv_lib) return GSHMEMI_OK;
-    ibv_lib = dlopen(ibv_lib_name, RTLD_NOW | RTLD_LOCAL);
-    if (!ibv_lib) {
-        err = dlerror();
-        snprintf(why, cap, "%s is missing (%s): no %s on this host (install rdma-core's libibverbs)", ibv_lib_name,
-                 err ? err : "dlopen failed", user);
-        return GSHMEMI_ERR_UNSUPPORTED;
-    }
-#define GSHMEMI_IBV_LOAD(fn)                                                                      \
-    gshmemi_ibv.fn = (__typeof__(gshmemi_ibv.fn))dlsym(ibv_lib, "ibv_" #fn);                      \
-    if (!gshmemi_ibv.fn) {                                                                        \
-        snprintf(why, cap, "%s has no ibv_" #fn ": no %s on this host", ibv_lib_name, user);     \
-        ibv_unload();                                                                             \
-        return GSHMEMI_ERR_UNSUPPORTED;                                                           \
-    }
-    GSHMEMI_IBV_FUNCS(GSHMEMI_IBV_LOAD)
-#undef GSHMEMI_IBV_LOAD
-    gshmemi_ibv.reg_dmabuf_mr = (__typeof__(gshmemi_ibv.reg_dmabuf_mr))dlsym(ibv_lib, "ibv_reg_dmabuf_mr");
-    return GSHMEMI_OK;
+    return gshmemi_dl_table_load(&ibv_lib, ibv_syms, sizeof(ibv_syms) / sizeof(ibv_syms[0]), &gshmemi_ibv, sizeof(gshmemi_ibv),
+                                 user, why, cap);
 }
 
 int gshmemi_ibv_load(const char *sub, const char *user)
@@ -162,4 +179,44 @@ void gshmemi_ibv_device_names(struct ibv_device **list, int n, char *out, size_t
     for (i = 0; i < n && used < cap; i++)
         used += snprintf(out + used, cap - used, "%s%s", i ? " " : "", gshmemi_ibv.get_device_name(list[i]));
     if (n == 0) snprintf(out, cap, "none");
+}
+
+void gshmemi_ibv_find_device(const char *want, int want_port, gshmemi_ibv_open_fn open, void *arg, gshmemi_ibv_found_t *found)
+{
+    struct ibv_device **list;
+    int n = 0, i, err;
+
+    memset(found, 0, sizeof(*found));
+    found->none_cause = "";
+    errno = 0;
+    list = gshmemi_ibv.get_device_list(&n);
+    err = errno;
+    if (!list || n == 0) {
+        if (list) gshmemi_ibv.free_device_list(list);
+        /* ENOSYS: the kernel has no RDMA subsystem (no /sys/class/infiniband) */
+        if (!list && err == ENOSYS) found->none_cause = "; this kernel has no RDMA support";
+        else if (!list && err) found->none_cause = "; ibv_get_device_list failed";
+        snprintf(found->present, sizeof(found->present), "none");
+        return;
+    }
+    found->listed = n;
+    gshmemi_ibv_device_names(list, n, found->present, sizeof(found->present));
+    for (i = 0; i < n && !found->ctx; i++) {
+        const char *name = gshmemi_ibv.get_device_name(list[i]);
+        struct ibv_context *c;
+        int port;
+        if (want[0] && strcmp(name, want) != 0) continue;
+        found->named_found = 1;
+        c = open(arg, list[i], name, found->why, sizeof(found->why));
+        if (!c) continue;
+        port = gshmemi_ibv_pick_port(c, name, want_port, found->why, sizeof(found->why));
+        if (!port) {
+            gshmemi_ibv.close_device(c);
+            continue;
+        }
+        found->ctx = c;
+        found->port = (uint8_t)port;
+        snprintf(found->name, sizeof(found->name), "%s", name);
+    }
+    gshmemi_ibv.free_device_list(list);
 }

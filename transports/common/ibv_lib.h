@@ -44,6 +44,27 @@ typedef struct {
 #undef GSHMEMI_IBV_FIELD
 } gshmemi_ibv_t;
 
+/* A library reached through dlopen and the table of its entry points (gshmemi_dl_table_load). */
+typedef struct {
+    const char *symbol; /* "ibv_reg_mr" */
+    size_t offset;      /* of its function pointer in the table */
+    int optional;       /* its absence leaves the pointer NULL instead of failing the load */
+} gshmemi_dl_sym_t;
+
+typedef struct {
+    const char *name;    /* the file dlopen opens ("libibverbs.so.1") */
+    const char *package; /* what provides it, for the message ("rdma-core's libibverbs") */
+    void *handle;        /* NULL until loaded */
+} gshmemi_dl_lib_t;
+
+/* Opens lib once and fills table (table_size bytes) from syms. GSHMEMI_ERR_UNSUPPORTED, with why
+ * ("<lib> is missing (...): no <user> on this host", or the entry point it lacks), when the library
+ * or a required entry point is missing; the table is then all NULL. */
+int gshmemi_dl_table_load(gshmemi_dl_lib_t *lib, const gshmemi_dl_sym_t *syms, size_t n_syms, void *table, size_t table_size,
+                          const char *user, char *why, size_t cap);
+/* Closes lib and clears table. */
+void gshmemi_dl_table_unload(gshmemi_dl_lib_t *lib, void *table, size_t table_size);
+
 /* Filled by gshmemi_ibv_load; all NULL before. */
 extern gshmemi_ibv_t gshmemi_ibv;
 
@@ -80,6 +101,27 @@ int gshmemi_ibv_pick_port(struct ibv_context *c, const char *name, int want, cha
 
 /* "mlx5_0 mlx5_1", or "none", into out. */
 void gshmemi_ibv_device_names(struct ibv_device **list, int n, char *out, size_t cap);
+
+/* Opens candidate dev (named name) the way its user needs it: the context, or NULL with why
+ * (naming the device and the call) in why. arg is the caller's. */
+typedef struct ibv_context *(*gshmemi_ibv_open_fn)(void *arg, struct ibv_device *dev, const char *name, char *why, size_t cap);
+
+/* What gshmemi_ibv_find_device found, for the caller's messages. */
+typedef struct {
+    struct ibv_context *ctx;         /* the device opened, NULL when none was */
+    uint8_t port;                    /* its port (ACTIVE) */
+    char name[GSHMEMI_IBV_NAME_MAX]; /* its name */
+    int listed;                      /* how many devices libibverbs listed */
+    const char *none_cause;          /* listed none: "; this kernel has no RDMA support", "; ibv_get_device_list failed" or "" */
+    int named_found;                 /* the device asked for (want) is listed */
+    char why[512];                   /* why the last candidate was passed over */
+    char present[512];               /* the listed devices' names, or "none" */
+} gshmemi_ibv_found_t;
+
+/* The RDMA device to use: device want (any when "") with port want_port (the first ACTIVE one when
+ * 0), the first that open opens and that has such a port. Lists the devices with the loaded
+ * libibverbs and frees the list; the caller logs and closes found->ctx. */
+void gshmemi_ibv_find_device(const char *want, int want_port, gshmemi_ibv_open_fn open, void *arg, gshmemi_ibv_found_t *found);
 
 #ifdef __cplusplus
 }

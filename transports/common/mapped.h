@@ -29,9 +29,7 @@ void gshmemi_mapped_kernels_load(void);
 
 /* The host-operation entries of an ops table (transport.h) whose peers are all reached through
  * the mapping. */
-#define GSHMEMI_MAPPED_HOST_OPS                                                                   \
-    .put = gshmemi_mapped_put, .get = gshmemi_mapped_get, .iput = gshmemi_mapped_iput,            \
-    .iget = gshmemi_mapped_iget, .amo = gshmemi_mapped_amo, .wait_local = gshmemi_mapped_wait_local
+#define GSHMEMI_MAPPED_HOST_OPS GSHMEMI_TRANSPORT_HOST_OPS(gshmemi_mapped), .wait_local = gshmemi_mapped_wait_local
 
 #ifdef __cplusplus
 }

@@ -378,6 +378,18 @@ static void *ringer_main(void *arg)
     return NULL;
 }
 
+/* The host thread that rings the doorbells (GSHMEM_IBGDA_DOORBELL=cpu). */
+static int start_ringer(void)
+{
+    int err = pthread_create(&ib.ringer, NULL, ringer_main, NULL);
+    if (err != 0) {
+        GSHMEMI_ERROR(SUB, "cannot start the doorbell ringer's thread: %s", strerror(err));
+        return GSHMEMI_ERR_SYSTEM;
+    }
+    ib.ringer_started = 1;
+    return GSHMEMI_OK;
+}
+
 /* ---- the transport's life cycle ---- */
 
 static int ibgda_init(gshmemi_transport_ctx_t *ctx, void *my_blob)
@@ -716,13 +728,7 @@ static int hw_connect(gshmemi_transport_ctx_t *ctx)
     GSHMEMI_CHECK(publish_records(ctx));
     ib.hw_done = calloc((size_t)ib.n_qps, sizeof(*ib.hw_done));
     if (!ib.hw_done) return GSHMEMI_ERR_NOMEM;
-    if (ib.doorbell == GSHMEMI_DOORBELL_CPU) {
-        if (pthread_create(&ib.ringer, NULL, ringer_main, NULL) != 0) {
-            GSHMEMI_ERROR(SUB, "cannot start the doorbell ringer's thread: %s", strerror(errno));
-            return GSHMEMI_ERR_SYSTEM;
-        }
-        ib.ringer_started = 1;
-    }
+    if (ib.doorbell == GSHMEMI_DOORBELL_CPU) GSHMEMI_CHECK(start_ringer());
     GSHMEMI_INFO(SUB, "ConnectX: %d peers, %d QPs each, %u slots, collapsed CQs, doorbells rung by %s",
                  served, n_rc, 1u << HW_LOG_SQ_BBS, ib.doorbell == GSHMEMI_DOORBELL_CPU ? "a host thread" : "the GPU");
     return GSHMEMI_OK;
@@ -900,18 +906,13 @@ static int ibgda_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
 
     GSHMEMI_CHECK(publish_records(ctx));
 
-    if (pthread_create(&ib.thread, NULL, nic_main, NULL) != 0) {
-        GSHMEMI_ERROR(SUB, "cannot start the emulated NIC's thread: %s", strerror(errno));
+    int err = pthread_create(&ib.thread, NULL, nic_main, NULL);
+    if (err != 0) {
+        GSHMEMI_ERROR(SUB, "cannot start the emulated NIC's thread: %s", strerror(err)); /* pthread_create returns its error */
         return GSHMEMI_ERR_SYSTEM;
     }
     ib.thread_started = 1;
-    if (ib.doorbell == GSHMEMI_DOORBELL_CPU) {
-        if (pthread_create(&ib.ringer, NULL, ringer_main, NULL) != 0) {
-            GSHMEMI_ERROR(SUB, "cannot start the doorbell ringer's thread: %s", strerror(errno));
-            return GSHMEMI_ERR_SYSTEM;
-        }
-        ib.ringer_started = 1;
-    }
+    if (ib.doorbell == GSHMEMI_DOORBELL_CPU) GSHMEMI_CHECK(start_ringer());
     GSHMEMI_INFO(SUB, "%s NIC: %d peers x %d QPs of %u slots, doorbell registers in pinned host memory, rung by %s",
                  ib.nic == GSHMEMI_NIC_NULL ? "null" : "emulated", served, ib.nqp, GSHMEMI_IBGDA_SQ_BBS,
                  ib.doorbell == GSHMEMI_DOORBELL_CPU ? "a host thread (doorbell records in pinned host memory)" : "the GPU");
@@ -982,13 +983,9 @@ static int ibgda_finalize(gshmemi_transport_ctx_t *ctx)
 
 /* Host-initiated operations: through the heap mapping, as the proxy's copy engine does. */
 const gshmemi_transport_t gshmemi_transport_ibgda = {
-    .name = "ibgda",
+    GSHMEMI_TRANSPORT_LIFE_CYCLE(ibgda),
     .blob_size = sizeof(ibgda_blob_t),
-    .init = ibgda_init,
-    .connect = ibgda_connect,
-    .register_chunk = ibgda_register_chunk,
     .quiet = ibgda_quiet,
     .progress = NULL, /* the NIC thread makes progress */
-    .finalize = ibgda_finalize,
     GSHMEMI_MAPPED_HOST_OPS,
 };

@@ -2,7 +2,8 @@
  * the target word (a peer's heap as mapped here) in a compare-and-swap loop with system-scope
  * atomics, so it is atomic with respect to the target GPU's own atomics and the other PEs'. The
  * semantics are nic_emul.h's, the same the engine's unit test checks. */
-#include "gshmem/types.h" /* gshmemi_module_preload */
+#include "gshmem/types.h"
+#include "../common/kernel_load.h"
 #include "ibgda_kernels.h"
 
 template <typename W> static __device__ uint64_t apply_cas(W *word, const gshmemi_nic_emul_amo_t &amo)
@@ -32,12 +33,4 @@ extern "C" int gshmemi_ibgda_emul_amo(void *target, const gshmemi_nic_emul_amo_t
 
 /* Loaded at connect, in the context it runs in (lazy loading would load it at the first launch,
  * which may wait for kernels that wait for this atomic). */
-extern "C" int gshmemi_ibgda_emul_kernels_load(void)
-{
-    cudaFuncAttributes attr;
-    cudaFunction_t f;
-    cudaError_t err = cudaFuncGetAttributes(&attr, ibgda_amo_kernel);
-    if (err == cudaSuccess) err = cudaGetFuncBySymbol(&f, (const void *)ibgda_amo_kernel);
-    if (err == cudaSuccess) (void)gshmemi_module_preload((void *)f); /* by cuFuncLoad, where the runtime asks */
-    return (int)err;
-}
+extern "C" int gshmemi_ibgda_emul_kernels_load(void) { return gshmemi_kernel_load_now((const void *)ibgda_amo_kernel); }

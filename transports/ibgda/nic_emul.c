@@ -184,27 +184,37 @@ static int fail(gshmemi_nic_emul_qp_t *qp, const wqe_t *w, uint8_t syndrome, uin
 }
 
 /* ---- keys ----------------------------------------------------------------------------------- */
+/* What the resolve callback answered for a local (lkey) or remote (rkey) range: 0 when it resolved,
+ * else the error completion a NIC gives (access_name: the access refused, "reads", "writes"...). */
+static int key_refused(gshmemi_nic_emul_qp_t *qp, const wqe_t *w, int rc, int remote, uint32_t key, uint64_t addr,
+                       uint64_t len, const char *access_name)
+{
+    const uint8_t syndrome = remote ? GSHMEMI_MLX5_SYNDROME_REMOTE_ACCESS_ERR : GSHMEMI_MLX5_SYNDROME_LOCAL_PROT_ERR;
+    const char *key_name = remote ? "rkey" : "lkey", *side = remote ? "remote" : "local";
+    switch (rc) {
+    case 0: return 0;
+    case GSHMEMI_NIC_EMUL_KEY_UNKNOWN:
+        if (remote)
+            return fail(qp, w, syndrome, GSHMEMI_NIC_EMUL_RKEY, "rkey 0x%x is not registered at PE %d", key, qp->cfg.peer);
+        return fail(qp, w, syndrome, GSHMEMI_NIC_EMUL_LKEY, "lkey 0x%x is not registered", key);
+    case GSHMEMI_NIC_EMUL_KEY_RANGE:
+        return fail(qp, w, syndrome, remote ? GSHMEMI_NIC_EMUL_RRANGE : GSHMEMI_NIC_EMUL_LRANGE,
+                    "%s [0x%llx, +%llu) is outside %s 0x%x's region", side, (unsigned long long)addr, (unsigned long long)len,
+                    key_name, key);
+    case GSHMEMI_NIC_EMUL_KEY_ACCESS:
+        return fail(qp, w, syndrome, remote ? GSHMEMI_NIC_EMUL_RACCESS : GSHMEMI_NIC_EMUL_LACCESS,
+                    "%s 0x%x's region does not allow %s %s", key_name, key, side, access_name);
+    default: return callback_failed(qp, remote ? "resolve_remote" : "resolve_local", rc);
+    }
+}
+
 static int res_local(gshmemi_nic_emul_qp_t *qp, const wqe_t *w, uint32_t lkey, uint64_t addr, uint64_t len,
                      int access, void **ptr)
 {
     *ptr = NULL;
     if (qp->cfg.null_mode) return 0;
     int rc = qp->ops->resolve_local(qp->ctx, qp, lkey, addr, len, access, ptr);
-    if (rc < 0) return callback_failed(qp, "resolve_local", rc);
-    switch (rc) {
-    case 0: return 0;
-    case GSHMEMI_NIC_EMUL_KEY_UNKNOWN:
-        return fail(qp, w, GSHMEMI_MLX5_SYNDROME_LOCAL_PROT_ERR, GSHMEMI_NIC_EMUL_LKEY, "lkey 0x%x is not registered", lkey);
-    case GSHMEMI_NIC_EMUL_KEY_RANGE:
-        return fail(qp, w, GSHMEMI_MLX5_SYNDROME_LOCAL_PROT_ERR, GSHMEMI_NIC_EMUL_LRANGE,
-                    "local [0x%llx, +%llu) is outside lkey 0x%x's region", (unsigned long long)addr,
-                    (unsigned long long)len, lkey);
-    case GSHMEMI_NIC_EMUL_KEY_ACCESS:
-        return fail(qp, w, GSHMEMI_MLX5_SYNDROME_LOCAL_PROT_ERR, GSHMEMI_NIC_EMUL_LACCESS,
-                    "lkey 0x%x's region does not allow local %s", lkey,
-                    access == GSHMEMI_NIC_EMUL_LOCAL_WRITE ? "writes" : "reads");
-    default: return callback_failed(qp, "resolve_local", rc);
-    }
+    return key_refused(qp, w, rc, 0, lkey, addr, len, access == GSHMEMI_NIC_EMUL_LOCAL_WRITE ? "writes" : "reads");
 }
 
 /* len 0: an RDMA of no bytes, whose rkey and address the responder does not check (IB). */
@@ -221,24 +231,10 @@ static int res_remote(gshmemi_nic_emul_qp_t *qp, const wqe_t *w, uint32_t rkey, 
                     (unsigned long long)raddr, rkey);
     if (qp->cfg.null_mode || len == 0) return 0;
     int rc = qp->ops->resolve_remote(qp->ctx, qp, rkey, raddr, len, access, ptr);
-    if (rc < 0) return callback_failed(qp, "resolve_remote", rc);
-    switch (rc) {
-    case 0: return 0;
-    case GSHMEMI_NIC_EMUL_KEY_UNKNOWN:
-        return fail(qp, w, GSHMEMI_MLX5_SYNDROME_REMOTE_ACCESS_ERR, GSHMEMI_NIC_EMUL_RKEY,
-                    "rkey 0x%x is not registered at PE %d", rkey, qp->cfg.peer);
-    case GSHMEMI_NIC_EMUL_KEY_RANGE:
-        return fail(qp, w, GSHMEMI_MLX5_SYNDROME_REMOTE_ACCESS_ERR, GSHMEMI_NIC_EMUL_RRANGE,
-                    "remote [0x%llx, +%llu) is outside rkey 0x%x's region", (unsigned long long)raddr,
-                    (unsigned long long)len, rkey);
-    case GSHMEMI_NIC_EMUL_KEY_ACCESS:
-        return fail(qp, w, GSHMEMI_MLX5_SYNDROME_REMOTE_ACCESS_ERR, GSHMEMI_NIC_EMUL_RACCESS,
-                    "rkey 0x%x's region does not allow remote %s", rkey,
-                    access == GSHMEMI_NIC_EMUL_REMOTE_READ    ? "reads"
-                    : access == GSHMEMI_NIC_EMUL_REMOTE_WRITE ? "writes"
-                                                              : "atomics");
-    default: return callback_failed(qp, "resolve_remote", rc);
-    }
+    return key_refused(qp, w, rc, 1, rkey, raddr, len,
+                       access == GSHMEMI_NIC_EMUL_REMOTE_READ    ? "reads"
+                       : access == GSHMEMI_NIC_EMUL_REMOTE_WRITE ? "writes"
+                                                                 : "atomics");
 }
 
 /* ---- one opcode each ------------------------------------------------------------------------ */
@@ -290,14 +286,23 @@ static int copy_segs(gshmemi_nic_emul_qp_t *qp, const wqe_t *w, void *remote, vo
     return 0;
 }
 
+/* What an RDMA WRITE or READ starts with: no opmod, the ctrl and raddr segments (too_few says
+ * so when they are missing), and the remote address and key of the raddr segment. */
+static int rdma_head(gshmemi_nic_emul_qp_t *qp, const wqe_t *w, const char *too_few, uint64_t *raddr, uint32_t *rkey)
+{
+    if (w->opmod) return bad_opmod(qp, w);
+    if (w->ds < 2) return bad_ds(qp, w, too_few);
+    *raddr = ld64(SEG(w, 1));
+    *rkey = ld32(SEG(w, 1) + 8);
+    return 0;
+}
+
 static int do_write(gshmemi_nic_emul_qp_t *qp, const wqe_t *w)
 {
     void *ptr[GSHMEMI_MLX5_MAX_DS], *dst;
-    uint64_t len[GSHMEMI_MLX5_MAX_DS], total;
-    if (w->opmod) return bad_opmod(qp, w);
-    if (w->ds < 2) return bad_ds(qp, w, "an RDMA_WRITE needs at least 2 (ctrl, raddr)");
-    uint64_t raddr = ld64(SEG(w, 1));
-    uint32_t rkey = ld32(SEG(w, 1) + 8);
+    uint64_t len[GSHMEMI_MLX5_MAX_DS], total, raddr = 0;
+    uint32_t rkey = 0;
+    TRY(rdma_head(qp, w, "an RDMA_WRITE needs at least 2 (ctrl, raddr)", &raddr, &rkey));
     if (w->ds > 2 && (ld32(SEG(w, 2)) & GSHMEMI_MLX5_INLINE_SEG)) {
         uint32_t n = ld32(SEG(w, 2)) & ~GSHMEMI_MLX5_INLINE_SEG;
         uint32_t max = qp->cfg.max_inline ? qp->cfg.max_inline : GSHMEMI_MLX5_INLINE_MAX;
@@ -327,11 +332,9 @@ static int do_write(gshmemi_nic_emul_qp_t *qp, const wqe_t *w)
 static int do_read(gshmemi_nic_emul_qp_t *qp, const wqe_t *w)
 {
     void *ptr[GSHMEMI_MLX5_MAX_DS], *src;
-    uint64_t len[GSHMEMI_MLX5_MAX_DS], total;
-    if (w->opmod) return bad_opmod(qp, w);
-    if (w->ds < 2) return bad_ds(qp, w, "an RDMA_READ needs at least 2 (ctrl, raddr)");
-    uint64_t raddr = ld64(SEG(w, 1));
-    uint32_t rkey = ld32(SEG(w, 1) + 8);
+    uint64_t len[GSHMEMI_MLX5_MAX_DS], total, raddr = 0;
+    uint32_t rkey = 0;
+    TRY(rdma_head(qp, w, "an RDMA_READ needs at least 2 (ctrl, raddr)", &raddr, &rkey));
     TRY(data_segs(qp, w, 2, GSHMEMI_NIC_EMUL_LOCAL_WRITE, ptr, len, &total));
     TRY(res_remote(qp, w, rkey, raddr, total, GSHMEMI_NIC_EMUL_REMOTE_READ, &src));
     TRY(copy_segs(qp, w, src, ptr, len, 0));

@@ -50,47 +50,29 @@ static struct {
 #undef GSHMEMI_MLX5_FIELD
 } mlx5;
 
-static void *mlx5_lib;
-static const char *mlx5_lib_name = "libmlx5.so.1";
+static gshmemi_dl_lib_t mlx5_lib = {"libmlx5.so.1", "rdma-core's mlx5 provider", NULL};
 
-static void mlx5_unload(void)
-{
-    if (mlx5_lib) dlclose(mlx5_lib);
-    mlx5_lib = NULL;
-    memset(&mlx5, 0, sizeof(mlx5));
-}
+static const gshmemi_dl_sym_t mlx5_syms[] = {
+#define GSHMEMI_MLX5_SYM(fn) {"mlx5dv_" #fn, offsetof(__typeof__(mlx5), fn), 0},
+    GSHMEMI_MLX5_FUNCS(GSHMEMI_MLX5_SYM)
+#undef GSHMEMI_MLX5_SYM
+#define GSHMEMI_MLX5_SYM(fn) {"mlx5dv_" #fn, offsetof(__typeof__(mlx5), fn), 1},
+    GSHMEMI_MLX5_OPTIONAL_FUNCS(GSHMEMI_MLX5_SYM)
+#undef GSHMEMI_MLX5_SYM
+};
 
 void gshmemi_ibgda_set_libraries_for_test(const char *ibverbs, const char *mlx5_name)
 {
     gshmemi_ibv_set_library_for_test(ibverbs);
-    mlx5_unload();
-    mlx5_lib_name = mlx5_name ? mlx5_name : "libmlx5.so.1";
+    gshmemi_dl_table_unload(&mlx5_lib, &mlx5, sizeof(mlx5));
+    mlx5_lib.name = mlx5_name ? mlx5_name : "libmlx5.so.1";
 }
 
 /* On GSHMEMI_ERR_UNSUPPORTED, why says what is missing (the caller logs it). */
 static int mlx5_load(char *why, size_t cap)
 {
-    const char *err;
-    if (mlx5_lib) return GSHMEMI_OK;
-    mlx5_lib = dlopen(mlx5_lib_name, RTLD_NOW | RTLD_LOCAL);
-    if (!mlx5_lib) {
-        err = dlerror();
-        snprintf(why, cap, "%s is missing (%s): no IBGDA on this host (install rdma-core's mlx5 provider)",
-                 mlx5_lib_name, err ? err : "dlopen failed");
-        return GSHMEMI_ERR_UNSUPPORTED;
-    }
-#define GSHMEMI_MLX5_LOAD(fn)                                                                     \
-    mlx5.fn = (__typeof__(mlx5.fn))dlsym(mlx5_lib, "mlx5dv_" #fn);                                \
-    if (!mlx5.fn) {                                                                               \
-        snprintf(why, cap, "%s has no mlx5dv_" #fn ": no IBGDA on this host (rdma-core too old)",  \
-                 mlx5_lib_name);                                                                  \
-        mlx5_unload();                                                                            \
-        return GSHMEMI_ERR_UNSUPPORTED;                                                           \
-    }
-    GSHMEMI_MLX5_FUNCS(GSHMEMI_MLX5_LOAD)
-#undef GSHMEMI_MLX5_LOAD
-    mlx5.devx_umem_reg_ex = (__typeof__(mlx5.devx_umem_reg_ex))dlsym(mlx5_lib, "mlx5dv_devx_umem_reg_ex");
-    return GSHMEMI_OK;
+    return gshmemi_dl_table_load(&mlx5_lib, mlx5_syms, sizeof(mlx5_syms) / sizeof(mlx5_syms[0]), &mlx5, sizeof(mlx5), "IBGDA",
+                                 why, cap);
 }
 
 /* ---------------------------------------------------------------- blob */
@@ -209,83 +191,68 @@ void gshmemi_ibgda_close(gshmemi_ibgda_t *g)
 
 /* ---------------------------------------------------------------- open */
 
+/* gshmemi_ibv_find_device's opener: mlx5 devices only, with DEVX. */
+static struct ibv_context *open_devx(void *arg, struct ibv_device *dev, const char *name, char *why, size_t cap)
+{
+    int *any_mlx5 = arg;
+    struct mlx5dv_context_attr cattr;
+    struct ibv_context *c;
+
+    if (!mlx5.is_supported(dev)) {
+        snprintf(why, cap, "%s is not an mlx5 (ConnectX) device", name);
+        return NULL;
+    }
+    *any_mlx5 = 1;
+    memset(&cattr, 0, sizeof(cattr));
+    cattr.flags = MLX5DV_CONTEXT_FLAGS_DEVX;
+    errno = 0;
+    c = mlx5.open_device(dev, &cattr);
+    if (!c)
+        snprintf(why, cap, "%s: mlx5dv_open_device with DEVX failed: %s (DEVX needs a kernel with mlx5 DEVX support and may need CAP_NET_RAW)",
+                 name, strerror(errno ? errno : EOPNOTSUPP));
+    return c;
+}
+
 /* The device: GSHMEM_IB_DEVICE's, or the first mlx5 one with an active port, opened with DEVX.
- * GSHMEMI_ERR_UNSUPPORTED (this host has none) is not logged: why says why, the caller logs it;
- * other failures are logged as errors. */
+ * Nothing is logged: on a failure why says why, and the caller logs it (GSHMEMI_ERR_UNSUPPORTED:
+ * this host has none; GSHMEMI_ERR_INVALID or GSHMEMI_ERR_SYSTEM: the device GSHMEM_IB_DEVICE
+ * names is absent or unusable). */
 static int open_device(gshmemi_ibgda_t *g, char *why_out, size_t why_cap)
 {
-    char want[GSHMEMI_IBV_NAME_MAX], why[512] = "", present[512];
-    int want_port, n = 0, i, port = 0, err, named_found = 0, any_mlx5 = 0;
-    struct ibv_device **list;
-    struct mlx5dv_context_attr cattr;
+    char want[GSHMEMI_IBV_NAME_MAX];
+    int want_port, any_mlx5 = 0;
+    gshmemi_ibv_found_t found;
 
     GSHMEMI_CHECK(gshmemi_ibv_parse_device(SUB, gshmemi_env.IB_DEVICE, want, sizeof(want), &want_port));
     GSHMEMI_CHECK(gshmemi_ibv_load_why("IBGDA", why_out, why_cap));
     GSHMEMI_CHECK(mlx5_load(why_out, why_cap));
 
-    errno = 0;
-    list = gshmemi_ibv.get_device_list(&n);
-    err = errno;
-    if (!list || n == 0) {
-        if (list) gshmemi_ibv.free_device_list(list);
-        if (want[0]) {
-            GSHMEMI_ERROR(SUB, "GSHMEM_IB_DEVICE=%s: no such RDMA device on this host (devices present: none)",
-                          gshmemi_env.IB_DEVICE);
-            return GSHMEMI_ERR_INVALID;
-        }
-        snprintf(why_out, why_cap, "no RDMA device on this host (libibverbs lists none%s): no IBGDA",
-                 !list && err == ENOSYS ? "; this kernel has no RDMA support" : "");
+    gshmemi_ibv_find_device(want, want_port, open_devx, &any_mlx5, &found);
+    if (found.ctx) {
+        g->ctx = found.ctx;
+        g->port = found.port;
+        snprintf(g->devname, sizeof(g->devname), "%s", found.name);
+        return GSHMEMI_OK;
+    }
+    if (want[0] && !found.named_found) {
+        snprintf(why_out, why_cap, "GSHMEM_IB_DEVICE=%s: no such RDMA device on this host (devices present: %s%s)",
+                 gshmemi_env.IB_DEVICE, found.present, found.none_cause);
+        return GSHMEMI_ERR_INVALID;
+    }
+    if (!found.listed) {
+        snprintf(why_out, why_cap, "no RDMA device on this host (libibverbs lists none%s): no IBGDA", found.none_cause);
         return GSHMEMI_ERR_UNSUPPORTED;
     }
-    gshmemi_ibv_device_names(list, n, present, sizeof(present));
-
-    for (i = 0; i < n && !g->ctx; i++) {
-        const char *name = gshmemi_ibv.get_device_name(list[i]);
-        struct ibv_context *c;
-        if (want[0] && strcmp(name, want) != 0) continue;
-        named_found = 1;
-        if (!mlx5.is_supported(list[i])) {
-            snprintf(why, sizeof(why), "%s is not an mlx5 (ConnectX) device", name);
-            continue;
-        }
-        any_mlx5 = 1;
-        memset(&cattr, 0, sizeof(cattr));
-        cattr.flags = MLX5DV_CONTEXT_FLAGS_DEVX;
-        errno = 0;
-        c = mlx5.open_device(list[i], &cattr);
-        if (!c) {
-            snprintf(why, sizeof(why), "%s: mlx5dv_open_device with DEVX failed: %s (DEVX needs a kernel with mlx5 DEVX support and may need CAP_NET_RAW)",
-                     name, strerror(errno ? errno : EOPNOTSUPP));
-            continue;
-        }
-        port = gshmemi_ibv_pick_port(c, name, want_port, why, sizeof(why));
-        if (!port) {
-            gshmemi_ibv.close_device(c);
-            continue;
-        }
-        g->ctx = c;
-        g->port = (uint8_t)port;
-        snprintf(g->devname, sizeof(g->devname), "%s", name);
-    }
-    gshmemi_ibv.free_device_list(list);
-    if (!g->ctx) {
-        if (want[0] && !named_found) {
-            GSHMEMI_ERROR(SUB, "GSHMEM_IB_DEVICE=%s: no such RDMA device on this host (devices present: %s)",
-                          gshmemi_env.IB_DEVICE, present);
-            return GSHMEMI_ERR_INVALID;
-        }
-        if (!any_mlx5) {
-            snprintf(why_out, why_cap, "no mlx5 RDMA device (%s; devices present: %s): no IBGDA", why, present);
-            return GSHMEMI_ERR_UNSUPPORTED;
-        }
-        if (want[0]) {
-            GSHMEMI_ERROR(SUB, "GSHMEM_IB_DEVICE=%s: not usable for IBGDA (%s)", gshmemi_env.IB_DEVICE, why);
-            return GSHMEMI_ERR_SYSTEM;
-        }
-        snprintf(why_out, why_cap, "no usable mlx5 device (%s): no IBGDA", why);
+    if (!any_mlx5) {
+        snprintf(why_out, why_cap, "no mlx5 RDMA device (%s; devices present: %s): no IBGDA", found.why, found.present);
         return GSHMEMI_ERR_UNSUPPORTED;
     }
-    return GSHMEMI_OK;
+    if (want[0]) {
+        snprintf(why_out, why_cap, "GSHMEM_IB_DEVICE=%s: not usable for IBGDA (%s)", gshmemi_env.IB_DEVICE, found.why);
+        return GSHMEMI_ERR_SYSTEM;
+    }
+    snprintf(why_out, why_cap, "no usable mlx5 device (%s): no IBGDA", found.why);
+    return GSHMEMI_ERR_UNSUPPORTED;
 }
 
 static int reg_umem(gshmemi_ibgda_t *g, const char *what, const gshmemi_ibgda_buf_t *b, size_t need,
@@ -336,10 +303,27 @@ static void log_cmd_failure(const gshmemi_ibgda_t *g, const char *cmd, const cha
                   strerror(errno ? errno : EIO), st, gshmemi_prm_status_name(st), synd);
 }
 
+/* DEVX object creation by the command in `in` (in_bytes): *obj and its number in *num, or
+ * GSHMEMI_ERR_SYSTEM logged naming the command, the target and the firmware's status. */
+static int create_obj(gshmemi_ibgda_t *g, const char *cmd, const char *target, const uint8_t *in, size_t in_bytes,
+                      struct mlx5dv_devx_obj **obj, uint32_t *num)
+{
+    uint8_t out[GSHMEMI_PRM_OUT_BYTES];
+    memset(out, 0, sizeof(out));
+    errno = 0;
+    *obj = mlx5.devx_obj_create(g->ctx, in, in_bytes, out, sizeof(out));
+    if (!*obj) {
+        log_cmd_failure(g, cmd, target, out);
+        return GSHMEMI_ERR_SYSTEM;
+    }
+    *num = gshmemi_prm_out_obj_num(out);
+    return GSHMEMI_OK;
+}
+
 static int make_qp(gshmemi_ibgda_t *g, const gshmemi_ibgda_args_t *a, int q)
 {
     qp_t *p = &g->qps[q];
-    uint8_t in[GSHMEMI_PRM_CREATE_QP_IN_BYTES], out[GSHMEMI_PRM_OUT_BYTES];
+    uint8_t in[GSHMEMI_PRM_CREATE_QP_IN_BYTES];
     char target[64];
     gshmemi_prm_cq_t cq;
     gshmemi_prm_qp_t qp;
@@ -357,14 +341,7 @@ static int make_qp(gshmemi_ibgda_t *g, const gshmemi_ibgda_args_t *a, int q)
     cq.collapsed = a->collapsed_cq;
     cq.overrun_ignore = 1; /* the GPU consumes CQEs late and in batches */
     GSHMEMI_CHECK(gshmemi_prm_create_cq(in, sizeof(in), &cq));
-    memset(out, 0, sizeof(out));
-    errno = 0;
-    p->cq = mlx5.devx_obj_create(g->ctx, in, GSHMEMI_PRM_CREATE_CQ_IN_BYTES, out, sizeof(out));
-    if (!p->cq) {
-        log_cmd_failure(g, "CREATE_CQ", target, out);
-        return GSHMEMI_ERR_SYSTEM;
-    }
-    p->cqn = gshmemi_prm_out_obj_num(out);
+    GSHMEMI_CHECK(create_obj(g, "CREATE_CQ", target, in, GSHMEMI_PRM_CREATE_CQ_IN_BYTES, &p->cq, &p->cqn));
 
     memset(&qp, 0, sizeof(qp));
     qp.pd = g->pdn;
@@ -378,15 +355,7 @@ static int make_qp(gshmemi_ibgda_t *g, const gshmemi_ibgda_args_t *a, int q)
     qp.dbr_umem_id = g->dbr_umem->umem_id;
     qp.dbr_umem_offset = (uint64_t)q * GSHMEMI_IBGDA_DBR_STRIDE;
     GSHMEMI_CHECK(gshmemi_prm_create_qp(in, sizeof(in), &qp));
-    memset(out, 0, sizeof(out));
-    errno = 0;
-    p->qp = mlx5.devx_obj_create(g->ctx, in, GSHMEMI_PRM_CREATE_QP_IN_BYTES, out, sizeof(out));
-    if (!p->qp) {
-        log_cmd_failure(g, "CREATE_QP", target, out);
-        return GSHMEMI_ERR_SYSTEM;
-    }
-    p->qpn = gshmemi_prm_out_obj_num(out);
-    return GSHMEMI_OK;
+    return create_obj(g, "CREATE_QP", target, in, GSHMEMI_PRM_CREATE_QP_IN_BYTES, &p->qp, &p->qpn);
 }
 
 static int open_all(gshmemi_ibgda_t *g, const gshmemi_ibgda_args_t *a)
@@ -399,6 +368,7 @@ static int open_all(gshmemi_ibgda_t *g, const gshmemi_ibgda_args_t *a)
 
     rc = open_device(g, why, sizeof(why));
     if (rc == GSHMEMI_ERR_UNSUPPORTED) GSHMEMI_INFO(SUB, "%s", why);
+    else if (rc != GSHMEMI_OK) GSHMEMI_ERROR(SUB, "%s", why);
     GSHMEMI_CHECK(rc);
     GSHMEMI_CHECK(gshmemi_ibv_query_attrs(SUB, g->ctx, g->devname, g->port, &g->dattr, &g->pattr, &gid));
 
@@ -768,23 +738,35 @@ int gshmemi_ibgda_doorbell_mode(int asked, int uar_mapped, const char *map_error
 
 /* ---------------------------------------------------------------- probe */
 
-int gshmemi_ibgda_probe(int forced)
+int gshmemi_ibgda_probe_why(char *dev, size_t dev_cap, char *why, size_t why_cap)
 {
-    char why[1024] = "";
     gshmemi_ibgda_t *g = calloc(1, sizeof(*g));
     int rc;
 
+    dev[0] = why[0] = '\0';
     if (!g) {
-        GSHMEMI_ERROR(SUB, "out of host memory for the IBGDA probe");
+        snprintf(why, why_cap, "out of host memory for the IBGDA probe");
         return 0;
     }
-    rc = open_device(g, why, sizeof(why));
-    if (rc == GSHMEMI_OK)
-        GSHMEMI_INFO(SUB, "%s port %u opens with DEVX: IBGDA on a ConnectX is possible from this PE", g->devname, g->port);
+    rc = open_device(g, why, why_cap);
+    if (rc == GSHMEMI_OK) snprintf(dev, dev_cap, "%s port %u", g->devname, g->port);
     gshmemi_ibgda_close(g); /* the transport opens it again, with its QPs, at init */
-    if (rc == GSHMEMI_OK) return 1;
-    if (rc != GSHMEMI_ERR_UNSUPPORTED) /* GSHMEM_IB_DEVICE names a device that is absent or unusable: logged */
+    return rc == GSHMEMI_OK ? 1 : rc == GSHMEMI_ERR_UNSUPPORTED ? 0 : -1;
+}
+
+int gshmemi_ibgda_probe(int forced)
+{
+    char why[2048], dev[GSHMEMI_IBV_NAME_MAX + 16];
+    int usable = gshmemi_ibgda_probe_why(dev, sizeof(dev), why, sizeof(why));
+
+    if (usable > 0) {
+        GSHMEMI_INFO(SUB, "%s opens with DEVX: IBGDA on a ConnectX is possible from this PE", dev);
+        return 1;
+    }
+    if (usable < 0) { /* GSHMEM_IB_DEVICE names a device that is absent or unusable */
+        GSHMEMI_ERROR(SUB, "%s", why);
         snprintf(why, sizeof(why), "the device GSHMEM_IB_DEVICE=%s names cannot be used (logged above)", gshmemi_env.IB_DEVICE);
+    }
     if (forced)
         GSHMEMI_ERROR(SUB, "GSHMEM_REMOTE_TRANSPORT=ibgda with GSHMEM_IBGDA_NIC=hw, but this PE cannot use IBGDA: %s", why);
     else

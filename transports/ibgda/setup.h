@@ -132,6 +132,9 @@ int gshmemi_ibgda_doorbell_mode(int asked, int uar_mapped, const char *map_error
  * info line that the proxy serves this PE's remote peers, or, forced (GSHMEM_REMOTE_TRANSPORT=
  * ibgda), an error line. */
 int gshmemi_ibgda_probe(int forced);
+/* The same, silent: 1 with the device and port ("mlx5_0 port 1") in dev; else why in why and 0
+ * (this host has no such device) or -1 (the device GSHMEM_IB_DEVICE names is absent or unusable). */
+int gshmemi_ibgda_probe_why(char *dev, size_t dev_cap, char *why, size_t why_cap);
 
 /* Where the GPU sees what gshmemi_ibgda_open was given, and what else a device record needs. */
 typedef struct {

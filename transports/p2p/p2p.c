@@ -162,12 +162,8 @@ static int p2p_finalize(gshmemi_transport_ctx_t *ctx)
 }
 
 const gshmemi_transport_t gshmemi_transport_p2p = {
-    .name = "p2p",
+    GSHMEMI_TRANSPORT_LIFE_CYCLE(p2p),
     .blob_size = sizeof(uint64_t),
-    .init = p2p_init,
-    .connect = p2p_connect,
-    .register_chunk = p2p_register_chunk,
     .progress = NULL,
-    .finalize = p2p_finalize,
     GSHMEMI_MAPPED_HOST_OPS,
 };

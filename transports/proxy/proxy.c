@@ -270,6 +270,18 @@ static void place_thread(void)
     else if (n) GSHMEMI_INFO("proxy", "proxy thread on the %d CPUs of GPU %s's NUMA node", n, bus);
 }
 
+/* stmt, and while the proxy counts (its statistics are on), one more in px.stats.count and the
+ * nanoseconds it took in px.stats.ns. */
+#define TIMED(count, ns, stmt)                                                                    \
+    do {                                                                                          \
+        const uint64_t timed_t0_ = px.counting ? gshmemi_fifo_now_ns() : 0;                       \
+        stmt;                                                                                     \
+        if (timed_t0_) {                                                                          \
+            px.stats.count++;                                                                     \
+            px.stats.ns += gshmemi_fifo_now_ns() - timed_t0_;                                     \
+        }                                                                                         \
+    } while (0)
+
 /* Spins while there is work, then backs off: pause, yield, then short sleeps. */
 static void *proxy_main(void *arg)
 {
@@ -330,12 +342,8 @@ static void *proxy_main(void *arg)
              * the requests queued behind it are posted too, so that one flush serves them all
              * (the quiets of every CTA of a kernel, say), but never more than 64 requests later. */
             if (owed > done && (++behind >= 64 || !gshmemi_fifo_take(&px.host, pos, &r))) {
-                const uint64_t f0 = px.counting ? gshmemi_fifo_now_ns() : 0;
-                const int frc = flush_all();
-                if (f0) {
-                    px.stats.flushes++;
-                    px.stats.flush_ns += gshmemi_fifo_now_ns() - f0;
-                }
+                int frc;
+                TIMED(flushes, flush_ns, frc = flush_all());
                 if (frc != GSHMEMI_OK) {
                     GSHMEMI_ERROR("proxy", "completing the requests before %llu failed", (unsigned long long)owed);
                     gshmemi_fifo_fail(&px.host, done);
@@ -361,12 +369,8 @@ static void *proxy_main(void *arg)
                                   (unsigned long long)pos - 1, 1e-9 * (double)(t - waiting_since));
                 }
             }
-            const uint64_t q0 = px.counting ? gshmemi_fifo_now_ns() : 0;
-            const int qrc = all_idle(&idle);
-            if (q0) {
-                px.stats.polls++;
-                px.stats.poll_ns += gshmemi_fifo_now_ns() - q0;
-            }
+            int qrc;
+            TIMED(polls, poll_ns, qrc = all_idle(&idle));
             if (qrc != GSHMEMI_OK) {
                 GSHMEMI_ERROR("proxy", "a request before %llu failed in its backend", (unsigned long long)pos);
                 gshmemi_fifo_fail(&px.host, done);
@@ -502,8 +506,9 @@ static int proxy_connect(gshmemi_transport_ctx_t *ctx, const void *blobs)
     GSHMEMI_CHECK(alloc_fifo(ctx, ctx->dev_proxy));
     if (px.verbs) GSHMEMI_CHECK(gshmemi_hostq_create(&px.hostq));
     px.counting = gshmemi_log_level >= GSHMEMI_LOG_INFO;
-    if (pthread_create(&px.thread, NULL, proxy_main, NULL) != 0) {
-        GSHMEMI_ERROR("proxy", "cannot start the proxy thread: %s", strerror(errno));
+    int err = pthread_create(&px.thread, NULL, proxy_main, NULL);
+    if (err != 0) {
+        GSHMEMI_ERROR("proxy", "cannot start the proxy thread: %s", strerror(err)); /* pthread_create returns its error */
         return GSHMEMI_ERR_SYSTEM;
     }
     px.thread_started = 1;
@@ -653,18 +658,10 @@ static int proxy_amo(gshmemi_transport_ctx_t *ctx, int op, void *dest, uint64_t 
 }
 
 const gshmemi_transport_t gshmemi_transport_proxy = {
-    .name = "proxy",
+    GSHMEMI_TRANSPORT_LIFE_CYCLE(proxy),
     .blob_size = PROXY_BLOB_BYTES,
-    .init = proxy_init,
-    .connect = proxy_connect,
-    .register_chunk = proxy_register_chunk,
     .quiet = proxy_quiet,
     .progress = NULL, /* the proxy thread makes progress */
-    .finalize = proxy_finalize,
-    .put = proxy_put,
-    .get = proxy_get,
-    .iput = proxy_iput,
-    .iget = proxy_iget,
-    .amo = proxy_amo,
+    GSHMEMI_TRANSPORT_HOST_OPS(proxy),
     .wait_local = gshmemi_mapped_wait_local, /* a wait on local memory is the same whoever writes it */
 };

@@ -187,11 +187,19 @@ struct gshmemi_proxy_backend {
 static void verbs_close(gshmemi_proxy_backend_t *be);
 static int drain(gshmemi_proxy_backend_t *be);
 
+static struct ibv_context *open_plain(void *arg, struct ibv_device *dev, const char *name, char *why, size_t cap)
+{
+    struct ibv_context *c = gshmemi_ibv.open_device(dev);
+    (void)arg;
+    if (!c) snprintf(why, cap, "%s: ibv_open_device failed: %s", name, strerror(errno));
+    return c;
+}
+
 static int open_device(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **out, void *my_blob)
 {
-    char want[GSHMEMI_VERBS_NAME_MAX], why[512] = "", present[512];
-    int want_port, n = 0, i, chosen = -1, port = 0, err;
-    struct ibv_device **list;
+    char want[GSHMEMI_VERBS_NAME_MAX];
+    int want_port, err;
+    gshmemi_ibv_found_t found;
     gshmemi_proxy_backend_t *be;
     union ibv_gid gid;
 
@@ -199,78 +207,40 @@ static int open_device(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **o
     GSHMEMI_CHECK(gshmemi_verbs_parse_device(gshmemi_env.IB_DEVICE, want, sizeof(want), &want_port));
     GSHMEMI_CHECK(gshmemi_ibv_load(SUB, "verbs backend"));
 
-    errno = 0;
-    list = gshmemi_ibv.get_device_list(&n);
-    err = errno;
-    if (!list || n == 0) {
-        if (list) gshmemi_ibv.free_device_list(list);
-        /* ENOSYS: the kernel has no RDMA subsystem (no /sys/class/infiniband) */
-        const char *cause = !list && err == ENOSYS ? "; this kernel has no RDMA support"
-                            : !list && err         ? "; ibv_get_device_list failed"
-                                                   : "";
-        if (want[0]) {
-            GSHMEMI_ERROR(SUB, "GSHMEM_IB_DEVICE=%s: no such RDMA device on this host (devices present: none%s)",
-                          gshmemi_env.IB_DEVICE, cause);
+    gshmemi_ibv_find_device(want, want_port, open_plain, NULL, &found);
+    if (!found.ctx) {
+        if (want[0] && !found.named_found) {
+            GSHMEMI_ERROR(SUB, "GSHMEM_IB_DEVICE=%s: no such RDMA device on this host (devices present: %s%s)",
+                          gshmemi_env.IB_DEVICE, found.present, found.none_cause);
             return GSHMEMI_ERR_INVALID;
         }
-        GSHMEMI_INFO(SUB, "no RDMA device on this host (libibverbs lists none%s): no verbs backend", cause);
+        if (want[0]) {
+            GSHMEMI_ERROR(SUB, "GSHMEM_IB_DEVICE=%s: no usable port (%s)", gshmemi_env.IB_DEVICE, found.why);
+            return GSHMEMI_ERR_SYSTEM;
+        }
+        if (!found.listed)
+            GSHMEMI_INFO(SUB, "no RDMA device on this host (libibverbs lists none%s): no verbs backend", found.none_cause);
+        else
+            GSHMEMI_INFO(SUB, "no RDMA device with an active port (%s): no verbs backend", found.why);
         return GSHMEMI_ERR_UNSUPPORTED;
     }
-    gshmemi_ibv_device_names(list, n, present, sizeof(present));
 
     be = calloc(1, sizeof(*be));
     if (!be) {
-        gshmemi_ibv.free_device_list(list);
+        gshmemi_ibv.close_device(found.ctx);
         GSHMEMI_ERROR(SUB, "out of host memory for the verbs backend");
         return GSHMEMI_ERR_NOMEM;
     }
     be->ctx = ctx;
+    be->ibctx = found.ctx;
+    be->port = found.port;
+    snprintf(be->devname, sizeof(be->devname), "%s", found.name);
     *out = be;
     if ((err = pthread_mutex_init(&be->lock, NULL)) != 0) {
-        gshmemi_ibv.free_device_list(list);
         GSHMEMI_ERROR(SUB, "pthread_mutex_init failed: %s", strerror(err));
         return GSHMEMI_ERR_SYSTEM;
     }
     be->lock_made = 1;
-
-    for (i = 0; i < n; i++) {
-        const char *name = gshmemi_ibv.get_device_name(list[i]);
-        struct ibv_context *c;
-        if (want[0] && strcmp(name, want) != 0) continue;
-        c = gshmemi_ibv.open_device(list[i]);
-        if (!c) {
-            snprintf(why, sizeof(why), "%s: ibv_open_device failed: %s", name, strerror(errno));
-            if (want[0]) break;
-            continue;
-        }
-        port = gshmemi_ibv_pick_port(c, name, want_port, why, sizeof(why));
-        if (port) {
-            be->ibctx = c;
-            snprintf(be->devname, sizeof(be->devname), "%s", name);
-            chosen = i;
-            break;
-        }
-        gshmemi_ibv.close_device(c);
-        if (want[0]) break;
-    }
-    if (chosen < 0) {
-        int named_found = 0;
-        for (i = 0; i < n && want[0]; i++) named_found |= strcmp(gshmemi_ibv.get_device_name(list[i]), want) == 0;
-        gshmemi_ibv.free_device_list(list);
-        if (want[0] && !named_found) {
-            GSHMEMI_ERROR(SUB, "GSHMEM_IB_DEVICE=%s: no such RDMA device on this host (devices present: %s)",
-                          gshmemi_env.IB_DEVICE, present);
-            return GSHMEMI_ERR_INVALID;
-        }
-        if (want[0]) {
-            GSHMEMI_ERROR(SUB, "GSHMEM_IB_DEVICE=%s: no usable port (%s)", gshmemi_env.IB_DEVICE, why);
-            return GSHMEMI_ERR_SYSTEM;
-        }
-        GSHMEMI_INFO(SUB, "no RDMA device with an active port (%s): no verbs backend", why);
-        return GSHMEMI_ERR_UNSUPPORTED;
-    }
-    gshmemi_ibv.free_device_list(list);
-    be->port = (uint8_t)port;
 
     GSHMEMI_CHECK(gshmemi_ibv_query_attrs(SUB, be->ibctx, be->devname, be->port, &be->dattr, &be->pattr, &gid));
     be->pd = gshmemi_ibv.alloc_pd(be->ibctx);
@@ -295,7 +265,7 @@ static int open_device(gshmemi_transport_ctx_t *ctx, gshmemi_proxy_backend_t **o
     /* any 24-bit PSN; distinct ones help packet traces */
     gshmemi_ib_addr_make(&be->me, GSHMEMI_VERBS_BLOB_MAGIC, 0x1000u + (uint32_t)ctx->my_pe, be->port, &be->pattr, &gid);
     gshmemi_verbs_blob_pack(&be->me, my_blob);
-    GSHMEMI_INFO(SUB, "opened %s port %d (%s, LID %u, MTU %d, atomics %s)", be->devname, port,
+    GSHMEMI_INFO(SUB, "opened %s port %d (%s, LID %u, MTU %d, atomics %s)", be->devname, be->port,
                  be->pattr.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand", be->pattr.lid,
                  128 << be->pattr.active_mtu, be->dattr.atomic_cap == IBV_ATOMIC_NONE ? "none" : "yes");
     return GSHMEMI_OK;
@@ -1041,16 +1011,6 @@ static void verbs_close(gshmemi_proxy_backend_t *be)
 }
 
 const gshmemi_proxy_backend_ops_t gshmemi_proxy_backend_verbs = {
-    .name = "verbs",
+    GSHMEMI_PROXY_BACKEND_COMMON(verbs),
     .blob_size = GSHMEMI_VERBS_BLOB_SIZE,
-    .open = verbs_open,
-    .connect = verbs_connect,
-    .register_chunk = verbs_register_chunk,
-    .put = verbs_put,
-    .get = verbs_get,
-    .put_value = verbs_put_value,
-    .amo = verbs_amo,
-    .progress = verbs_progress,
-    .flush = verbs_flush,
-    .close = verbs_close,
 };

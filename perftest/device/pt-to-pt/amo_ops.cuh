@@ -3,10 +3,13 @@
  * word) and the iteration, so the fetched values and the final word can be checked exactly. */
 #include "../../common/perftest.h"
 
-enum {
-    AMO_FETCH_ADD, AMO_FETCH, AMO_COMPARE_SWAP, AMO_SWAP, AMO_FETCH_INC, AMO_FETCH_AND, AMO_FETCH_OR, AMO_FETCH_XOR,
-    AMO_ADD, AMO_INC, AMO_SET, AMO_AND, AMO_OR, AMO_XOR, AMO_NOPS
-};
+/* Every op, fetching ones first: AMO_<NAME> in this order. */
+#define AMO_OPS(X)                                                                                 \
+    X(FETCH_ADD) X(FETCH) X(COMPARE_SWAP) X(SWAP) X(FETCH_INC) X(FETCH_AND) X(FETCH_OR) X(FETCH_XOR) \
+    X(ADD) X(INC) X(SET) X(AND) X(OR) X(XOR)
+#define AMO_ENUM(name) AMO_##name,
+enum { AMO_OPS(AMO_ENUM) AMO_NOPS };
+#undef AMO_ENUM
 static const char *const amo_names[AMO_NOPS] = {"fetch_add", "fetch", "compare_swap", "swap", "fetch_inc",
                                                 "fetch_and", "fetch_or", "fetch_xor", "add", "inc",
                                                 "set", "and", "or", "xor"};
@@ -52,25 +55,27 @@ template <int OP> static __device__ __forceinline__ uint64_t amo_do(uint64_t *de
     }
 }
 
+/* An op number as a type, for the kernel templates. */
+template <int OP> struct amo_op_t {
+    static constexpr int value = OP;
+};
+
+/* launch(amo_op_t<op>()) for a runtime op number. */
+template <class F> static void amo_dispatch(int op, F launch)
+{
+    switch (op) {
+#define AMO_DISPATCH_CASE(name)                                                                    \
+    case AMO_##name: launch(amo_op_t<AMO_##name>()); break;
+        AMO_OPS(AMO_DISPATCH_CASE)
+#undef AMO_DISPATCH_CASE
+    default: launch(amo_op_t<AMO_XOR>()); break;
+    }
+}
+
 /* Runs KERNEL<op> with the given launch arguments for a runtime op id. */
 #define AMO_DISPATCH(op, KERNEL, grid, block, ...)                                                 \
     do {                                                                                           \
-        switch (op) {                                                                              \
-        case AMO_FETCH_ADD: KERNEL<AMO_FETCH_ADD><<<grid, block>>>(__VA_ARGS__); break;            \
-        case AMO_FETCH: KERNEL<AMO_FETCH><<<grid, block>>>(__VA_ARGS__); break;                    \
-        case AMO_COMPARE_SWAP: KERNEL<AMO_COMPARE_SWAP><<<grid, block>>>(__VA_ARGS__); break;      \
-        case AMO_SWAP: KERNEL<AMO_SWAP><<<grid, block>>>(__VA_ARGS__); break;                      \
-        case AMO_FETCH_INC: KERNEL<AMO_FETCH_INC><<<grid, block>>>(__VA_ARGS__); break;            \
-        case AMO_FETCH_AND: KERNEL<AMO_FETCH_AND><<<grid, block>>>(__VA_ARGS__); break;            \
-        case AMO_FETCH_OR: KERNEL<AMO_FETCH_OR><<<grid, block>>>(__VA_ARGS__); break;              \
-        case AMO_FETCH_XOR: KERNEL<AMO_FETCH_XOR><<<grid, block>>>(__VA_ARGS__); break;            \
-        case AMO_ADD: KERNEL<AMO_ADD><<<grid, block>>>(__VA_ARGS__); break;                        \
-        case AMO_INC: KERNEL<AMO_INC><<<grid, block>>>(__VA_ARGS__); break;                        \
-        case AMO_SET: KERNEL<AMO_SET><<<grid, block>>>(__VA_ARGS__); break;                        \
-        case AMO_AND: KERNEL<AMO_AND><<<grid, block>>>(__VA_ARGS__); break;                        \
-        case AMO_OR: KERNEL<AMO_OR><<<grid, block>>>(__VA_ARGS__); break;                          \
-        default: KERNEL<AMO_XOR><<<grid, block>>>(__VA_ARGS__); break;                             \
-        }                                                                                          \
+        amo_dispatch(op, [&](auto tag) { KERNEL<decltype(tag)::value><<<grid, block>>>(__VA_ARGS__); }); \
         PT_CUDA(cudaGetLastError());                                                               \
     } while (0)
 

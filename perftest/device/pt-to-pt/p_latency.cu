@@ -17,7 +17,6 @@ static __global__ void pingpong(int *flag, int peer, int iters, int first)
 int main(int argc, char **argv)
 {
     pt_opts_t o = {4, 4, 2, 10000, 1000, 1, 1, 0, 0, NULL};
-    cudaEvent_t t0, t1;
     int *flag, me;
     float ms = 0;
 
@@ -30,8 +29,6 @@ int main(int argc, char **argv)
         shmem_global_exit(1);
     }
     flag = (int *)shmem_calloc(1, sizeof(int));
-    PT_CUDA(cudaEventCreate(&t0));
-    PT_CUDA(cudaEventCreate(&t1));
     if (me == 0) pt_header(&o, "int_p + int_wait_until ping-pong, one-way", "latency(us)");
     if (me < 2) {
         pingpong<<<1, 1>>>(flag, 1 - me, o.warmup, me == 0);
@@ -40,12 +37,7 @@ int main(int argc, char **argv)
     PT_CUDA(cudaMemset(flag, 0, sizeof(int)));
     shmem_barrier_all();
     if (me < 2) {
-        PT_CUDA(cudaEventRecord(t0));
-        pingpong<<<1, 1>>>(flag, 1 - me, o.iters, me == 0);
-        PT_CUDA(cudaEventRecord(t1));
-        PT_CUDA(cudaEventSynchronize(t1));
-        PT_CUDA(cudaGetLastError());
-        PT_CUDA(cudaEventElapsedTime(&ms, t0, t1));
+        PT_TIME_MS(ms, 0, (pingpong<<<1, 1>>>(flag, 1 - me, o.iters, me == 0)));
     }
     shmem_barrier_all();
     if (me == 0) {

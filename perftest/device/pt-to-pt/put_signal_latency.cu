@@ -48,10 +48,7 @@ int main(int argc, char **argv)
     size_t last = 0;
     int me;
 
-    o.accepts = PT_ACCEPT_SCOPE;
-    pt_parse(argc, argv, &o);
-    o.ctas = 1;
-    o.threads = o.scope == PT_SCOPE_THREAD ? 1 : o.scope == PT_SCOPE_WARP ? 32 : o.threads;
+    pt_parse_one_cta(argc, argv, &o); /* a thread, a warp or -t threads (default 1024) */
     pt_init(&o);
     me = shmem_my_pe();
     dest = (char *)shmem_malloc(o.max_size);

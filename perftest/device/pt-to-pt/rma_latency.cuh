@@ -43,11 +43,7 @@ static int rma_latency_main(int argc, char **argv, int is_put)
     int me, peer;
     size_t last = 0;
 
-    o.accepts = PT_ACCEPT_SCOPE;
-    pt_parse(argc, argv, &o);
-    /* one CTA; a thread, a warp or -t threads (default 1024) */
-    o.ctas = 1;
-    o.threads = o.scope == PT_SCOPE_THREAD ? 1 : o.scope == PT_SCOPE_WARP ? 32 : o.threads;
+    pt_parse_one_cta(argc, argv, &o); /* a thread, a warp or -t threads (default 1024) */
     pt_init(&o);
     me = shmem_my_pe();
     peer = 1 - me;
