@@ -2,78 +2,17 @@
  * wrappers of include/gshmem/coll.h), argument checks, protocol (device/coll/policy.h) and slice
  * choice, and the kernels: one CTA per slice, each running device/coll.cuh's gshmemi_coll_slice.
  * The blocking host forms and the barriers' entry points are in coll_api.c. */
-/* The collective kernels call the remote path directly (device/memops.cuh: GSHMEMI_REMOTE_DIRECT). */
-#define GSHMEMI_REMOTE_DIRECT 1
-#include "gshmem.h"
-#include "../device/coll.cuh"
+#include "coll_kernels.cuh"
 #include "../runtime/base/cudawrap.h"
 #include "../runtime/base/env.h"
 #include "launch.h"
-
-#define LL_THREADS 256     /* one LL line of a 256-line buffer per thread */
-#define DIRECT_THREADS 512
-#define DIRECT_SLICE_BYTES (16u << 10) /* bytes moved per PE that justify one more CTA */
-
-static_assert(GSHMEMI_LL_SLICE_DATA / 8 == LL_THREADS, "one LL line per thread");
-
-/* The kernels of a P2P team: one per (operator, element type), each with only its own code. */
-template <int OP, typename T>
-static __global__ void __launch_bounds__(DIRECT_THREADS) coll_kernel(gshmemi_team_dev_t t, gshmemi_coll_args_t a)
-{
-    gshmemi_pdl_enter();
-    gshmemi_coll_slice<OP, T, true, GSHMEMI_COLL_P2P_ONLY>(t, a, blockIdx.x, gridDim.x, threadIdx.x, blockDim.x,
-                                                           GSHMEMI_SCOPE_BLOCK);
-}
-
-/* The kernels of a team with members reached through the proxy (device/coll.cuh: the P2P kernels
- * carry no remote code, so their registers stay what they were): one per element type, the
- * operator an argument (GSHMEMI_OP_NONE: the collective moves data, T = char). CTA b works slice
- * b % slices as its part b / slices. */
-template <typename T>
-static __global__ void __launch_bounds__(DIRECT_THREADS)
-    coll_remote_kernel(gshmemi_team_dev_t t, gshmemi_coll_args_t a, int op, int slices)
-{
-    gshmemi_pdl_enter();
-    gshmemi_coll_remote_slice<T>(t, a, op, (int)blockIdx.x % slices, slices, threadIdx.x, blockDim.x, GSHMEMI_SCOPE_BLOCK,
-                                 (int)blockIdx.x / slices, (int)gridDim.x / slices);
-}
-
-typedef void (*coll_kernel_t)(gshmemi_team_dev_t, gshmemi_coll_args_t);
-typedef void (*coll_remote_kernel_t)(gshmemi_team_dev_t, gshmemi_coll_args_t, int, int);
-
-/* The kernel of (element kind, operator); NULL for pairs OpenSHMEM does not define (bitwise ops
- * on floating point). */
-template <typename T> static coll_kernel_t minmax_kernel_of(int op)
-{
-    return op == GSHMEMI_OP_MIN ? coll_kernel<GSHMEMI_OP_MIN, T> : op == GSHMEMI_OP_MAX ? coll_kernel<GSHMEMI_OP_MAX, T> : NULL;
-}
-
-template <typename T> static coll_kernel_t reduce_kernel_of(int op)
-{
-    switch (op) {
-    case GSHMEMI_OP_MIN:
-    case GSHMEMI_OP_MAX: return minmax_kernel_of<T>(op);
-    case GSHMEMI_OP_SUM: return coll_kernel<GSHMEMI_OP_SUM, T>;
-    case GSHMEMI_OP_PROD: return coll_kernel<GSHMEMI_OP_PROD, T>;
-    default: break;
-    }
-    if constexpr (std::is_integral<T>::value) {
-        switch (op) {
-        case GSHMEMI_OP_AND: return coll_kernel<GSHMEMI_OP_AND, T>;
-        case GSHMEMI_OP_OR: return coll_kernel<GSHMEMI_OP_OR, T>;
-        case GSHMEMI_OP_XOR: return coll_kernel<GSHMEMI_OP_XOR, T>;
-        default: break;
-        }
-    }
-    return NULL;
-}
 
 static bool reduces(int kind) { return kind == GSHMEMI_COLL_REDUCE || kind == GSHMEMI_COLL_REDUCESCATTER; }
 
 static coll_kernel_t kernel_of(int kind, int dtype, int op)
 {
     /* one kernel moves data of every type (the element type of a reduction only) */
-    if (!reduces(kind)) return coll_kernel<GSHMEMI_OP_NONE, char>;
+    if (!reduces(kind)) return gshmemi_coll_kernel_data();
     /* Two's complement: bitwise ops, sums and products give the same bits signed or unsigned, so
      * the signed kinds share the unsigned kernels (fewer instantiations, a faster build). */
     if (op != GSHMEMI_OP_MIN && op != GSHMEMI_OP_MAX) {
@@ -86,32 +25,16 @@ static coll_kernel_t kernel_of(int kind, int dtype, int op)
         }
     }
     switch (dtype) {
-    case GSHMEMI_DT_INT8: return minmax_kernel_of<int8_t>(op);
-    case GSHMEMI_DT_UINT8: return reduce_kernel_of<uint8_t>(op);
-    case GSHMEMI_DT_INT16: return minmax_kernel_of<int16_t>(op);
-    case GSHMEMI_DT_UINT16: return reduce_kernel_of<uint16_t>(op);
-    case GSHMEMI_DT_INT32: return minmax_kernel_of<int32_t>(op);
-    case GSHMEMI_DT_UINT32: return reduce_kernel_of<uint32_t>(op);
-    case GSHMEMI_DT_INT64: return minmax_kernel_of<int64_t>(op);
-    case GSHMEMI_DT_UINT64: return reduce_kernel_of<uint64_t>(op);
-    case GSHMEMI_DT_FLOAT: return reduce_kernel_of<float>(op);
-    case GSHMEMI_DT_DOUBLE: return reduce_kernel_of<double>(op);
-    case GSHMEMI_DT_HALF: return reduce_kernel_of<__half>(op);
-    case GSHMEMI_DT_BFLOAT16: return reduce_kernel_of<__nv_bfloat16>(op);
-    default: return NULL;
+    case GSHMEMI_DT_INT8:
+    case GSHMEMI_DT_UINT8:
+    case GSHMEMI_DT_INT16:
+    case GSHMEMI_DT_UINT16: return gshmemi_coll_kernel_int_narrow(dtype, op);
+    case GSHMEMI_DT_INT32:
+    case GSHMEMI_DT_UINT32:
+    case GSHMEMI_DT_INT64:
+    case GSHMEMI_DT_UINT64: return gshmemi_coll_kernel_int_wide(dtype, op);
+    default: return gshmemi_coll_kernel_float(dtype, op);
     }
-}
-
-/* The remote kernel of a pair kernel_of accepts: data, or the reduction's element kind (the table
- * is in the order of GSHMEMI_DT_*). */
-static coll_remote_kernel_t remote_kernel_of(int kind, int dtype)
-{
-    static const coll_remote_kernel_t by_dtype[] = {
-        coll_remote_kernel<int8_t>,  coll_remote_kernel<uint8_t>,  coll_remote_kernel<int16_t>, coll_remote_kernel<uint16_t>,
-        coll_remote_kernel<int32_t>, coll_remote_kernel<uint32_t>, coll_remote_kernel<int64_t>, coll_remote_kernel<uint64_t>,
-        coll_remote_kernel<float>,   coll_remote_kernel<double>,   coll_remote_kernel<__half>,  coll_remote_kernel<__nv_bfloat16>};
-    static_assert(sizeof(by_dtype) / sizeof(by_dtype[0]) == GSHMEMI_DT_COUNT, "one remote kernel per element kind");
-    return reduces(kind) ? by_dtype[dtype] : coll_remote_kernel<char>;
 }
 
 static int check_sym(const char *routine, const char *what, const void *p, size_t n)
@@ -208,7 +131,7 @@ static int enqueue(const gshmemi_team_dev_t *t, gshmemi_coll_args_t *a, int dtyp
         threads = a->proto == GSHMEMI_PROTO_LL ? LL_THREADS : DIRECT_THREADS;
     }
     if (t->has_remote)
-        return launch(remote_kernel_of(a->kind, dtype), slices * parts, threads, stream, *t, *a,
+        return launch(gshmemi_coll_remote_kernel(reduces(a->kind), dtype), slices * parts, threads, stream, *t, *a,
                       reduces(a->kind) ? op : (int)GSHMEMI_OP_NONE, slices);
     return launch(kernel_of(a->kind, dtype, op), slices, threads, stream, *t, *a);
 }

@@ -1,5 +1,5 @@
 /* Collectives over the mapped heaps: the entry every form goes through (device calls of a thread
- * group, the _grid forms, the on-stream kernels of collectives/coll.cu). It picks the protocol
+ * group, the _grid forms, the on-stream kernels of collectives/coll_kernels.cuh). It picks the protocol
  * (coll/policy.h) and runs one slice of the collective by it:
  *   coll/proto_ll.cuh, proto_ll128.cuh, proto_simple.cuh  buffered protocols, one set of primitives
  *   coll/algo_exchange.cuh                                 the collectives over any of them
@@ -15,7 +15,6 @@
 #ifndef GSHMEM_DEVICE_COLL_CUH
 #define GSHMEM_DEVICE_COLL_CUH
 
-#include <cooperative_groups.h>
 
 #include "coll/algo_direct.cuh"
 #include "coll/algo_exchange.cuh"
@@ -35,7 +34,7 @@ static __device__ __noinline__ void gshmemi_coll_remote_check(const gshmemi_team
 /* Which members a compiled collective can reach. A kernel's register count is the most any
  * function it may call needs, so the P2P forms whose registers are bounded (the grid forms, the
  * on-stream kernels of P2P teams) carry no remote code at all; a team with remote members gets
- * kernels of its own on a stream (collectives/coll.cu: gshmemi_coll_remote_slice), and the
+ * kernels of its own on a stream (collectives/coll_kernels.cuh: gshmemi_coll_remote_slice), and the
  * thread/warp/block forms carry both. */
 enum { GSHMEMI_COLL_P2P_ONLY = 0, GSHMEMI_COLL_ANY_MEMBERS = 1 };
 
@@ -83,7 +82,7 @@ static __device__ __noinline__ void gshmemi_coll_remote_slice_call(const gshmemi
 template <int OP, typename T> using gshmemi_remote_elem_t = typename std::conditional<OP == GSHMEMI_OP_NONE, char, T>::type;
 
 /* One slice of a collective. Every member runs the same slices with the same arguments.
- * OWN_KERNEL: called by the on-stream kernel (collectives/coll.cu), not from a user's kernel. */
+ * OWN_KERNEL: called by the on-stream kernel (collectives/coll_kernels.cuh), not from a user's kernel. */
 template <int OP, typename T, bool OWN_KERNEL = false, int REACH = GSHMEMI_COLL_ANY_MEMBERS>
 GSHMEMI_DEV void gshmemi_coll_slice(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, int nslices,
                                     unsigned tid, unsigned nt, int scope)
@@ -147,6 +146,25 @@ GSHMEMI_DEV int gshmemi_coll_group(shmem_team_t team, gshmemi_coll_args_t a, int
     return 0;
 }
 
+/* Every CTA of a grid whose CTAs are all resident (shmemx_collective_launch checks) meets here.
+ * The first thread of each CTA adds to the team's grid word (CTA 0 adds 2^31 - (CTAs - 1), every
+ * other 1), so the word's top bit flips when the last CTA arrives, and waits for the flip; the
+ * additions of one meeting total 2^31, so the word needs no reset between meetings. */
+GSHMEMI_DEV void gshmemi_grid_sync(unsigned int *word)
+{
+    __syncthreads();
+    if (threadIdx.x + threadIdx.y + threadIdx.z == 0) {
+        const unsigned int ctas = gridDim.x * gridDim.y * gridDim.z;
+        const unsigned int add = gshmemi_cta_index() == 0 ? 0x80000000u - (ctas - 1) : 1u;
+        unsigned int before, now;
+        asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;" : "=r"(before) : "l"(word), "r"(add) : "memory");
+        do {
+            asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
+        } while (((before ^ now) & 0x80000000u) == 0);
+    }
+    __syncthreads();
+}
+
 /* The grid form: CTA b (numbered across every grid dimension) is slice b; CTAs past the slice
  * limit only wait at the grid sync. The team's descriptor is read into shared memory: a team
  * passed at run time comes from global memory, and held in registers it took the collective past
@@ -171,7 +189,7 @@ template <int OP, typename T> GSHMEMI_DEV int gshmemi_coll_grid(shmem_team_t tea
     if ((int)cta < slices)
         gshmemi_coll_slice<OP, T, false, GSHMEMI_COLL_P2P_ONLY>(t, a, (int)cta, slices, gshmemi_scope_tid(GSHMEMI_SCOPE_BLOCK),
                                   gshmemi_scope_size(GSHMEMI_SCOPE_BLOCK), GSHMEMI_SCOPE_BLOCK);
-    cooperative_groups::this_grid().sync();
+    gshmemi_grid_sync((unsigned int *)(t.seq + GSHMEMI_SEQ_GRID));
     return 0;
 }
 

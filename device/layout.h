@@ -63,7 +63,8 @@ typedef struct gshmemi_ibgda_qp {
 #define GSHMEMI_SIMPLE_ROUTED_SLICES 16 /* a team with remote members: most slices of its SIMPLE steps */
 #define GSHMEMI_ROUTED_PARTS_MAX 4      /* ... and most CTAs working one slice (device/coll/policy.h) */
 #define GSHMEMI_SEQ_ROUTED_PARTS (2 * GSHMEMI_COLL_SLICES) /* [2][routed slice][part]: last step a part sent, received */
-#define GSHMEMI_SEQ_WORDS (GSHMEMI_SEQ_ROUTED_PARTS + 2 * GSHMEMI_SIMPLE_ROUTED_SLICES * GSHMEMI_ROUTED_PARTS_MAX)
+#define GSHMEMI_SEQ_GRID (GSHMEMI_SEQ_ROUTED_PARTS + 2 * GSHMEMI_SIMPLE_ROUTED_SLICES * GSHMEMI_ROUTED_PARTS_MAX) /* the grid form's barrier word */
+#define GSHMEMI_SEQ_WORDS (GSHMEMI_SEQ_GRID + 1)
 #define GSHMEMI_LL_SLICE_BYTES 4096 /* LL buffer per (parity, slice, source PE): 256 lines of 16 B */
 #define GSHMEMI_LL_SLICE_DATA (GSHMEMI_LL_SLICE_BYTES / 2)
 #define GSHMEMI_LL_MAX_SLICES 16

@@ -282,6 +282,14 @@ static __global__ void grid_kernel(shmem_team_t team, float *dest, const float *
     if (shmemx_float_sum_reduce_grid(team, dest, src, n)) atomicAdd(rc, 1);
 }
 
+/* rounds reductions in one launch, round r into dest + r * n: the grid meets after each, and the
+ * team's grid word is reused by every meeting of this and later launches */
+static __global__ void grid_rounds_kernel(shmem_team_t team, float *dest, const float *src, size_t n, int rounds, int *rc)
+{
+    for (int r = 0; r < rounds; r++)
+        if (shmemx_float_sum_reduce_grid(team, dest + (size_t)r * n, src, n)) atomicAdd(rc, 1);
+}
+
 /* Ring test of device barrier/sync: each round every PE writes the round number to its right
  * neighbour, syncs, and must see the left neighbour's value. */
 static __global__ void barrier_rounds_kernel(shmem_team_t team, int *word, int rounds, int scope, int use_sync, int *errors)
@@ -558,6 +566,34 @@ int main(int argc, char **argv)
             bad += hg[i] != want;
         }
         EXPECT(bad == 0, "grid float_sum_reduce of %zu floats: %zu wrong", gn, bad);
+        /* back-to-back grid reductions, in one launch and in the next: 5 rounds of 4096 floats,
+         * twice, dest cleared between the launches */
+        {
+            const size_t rn = 4096;
+            int rounds = 5;
+            float *rdest = (float *)shmem_malloc(rounds * rn * 4);
+            void *rargs[] = {(void *)&world.team, (void *)&rdest, (void *)&gsrc, (void *)&rn, (void *)&rounds, (void *)&rc};
+            for (int launch = 0; launch < 2; launch++) {
+                GT_CUDA(cudaMemset(rdest, 0, rounds * rn * 4));
+                GT_CUDA(cudaDeviceSynchronize());
+                shmem_barrier_all();
+                EXPECT(shmemx_collective_launch((const void *)grid_rounds_kernel, ctas, 512, rargs, 0, 0) == 0,
+                       "grid launch of %d CTAs, %d rounds", ctas, rounds);
+                GT_CUDA(cudaDeviceSynchronize());
+                std::vector<float> hr(rounds * rn);
+                GT_CUDA(cudaMemcpy(hr.data(), rdest, rounds * rn * 4, cudaMemcpyDeviceToHost));
+                size_t rbad = 0;
+                for (size_t i = 0; i < rounds * rn; i++) {
+                    float want = value_of<float>(0, i % rn, GSHMEMI_OP_SUM);
+                    for (int m = 1; m < npes; m++) want += value_of<float>(m, i % rn, GSHMEMI_OP_SUM);
+                    rbad += hr[i] != want;
+                }
+                EXPECT(rbad == 0, "grid float_sum_reduce, %d rounds in a launch (launch %d): %zu of %zu wrong", rounds, launch,
+                       rbad, rounds * rn);
+            }
+            shmem_barrier_all();
+            shmem_free(rdest);
+        }
         GT_CUDA(cudaMemcpy(&h, rc, sizeof(int), cudaMemcpyDeviceToHost));
         EXPECT(h == 0, "grid reduce returned an error");
         shmem_barrier_all();

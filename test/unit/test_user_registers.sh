@@ -17,7 +17,7 @@
 # functions' frames (each at most once in a chain: none recurses) within GSHMEMI_REMOTE_STACK_PROXY
 # (the proxy's) and GSHMEMI_REMOTE_STACK_IBGDA (all) less GSHMEMI_REMOTE_STACK_KERNEL, and every
 # kernel's own frame, its direct calls included, within GSHMEMI_REMOTE_STACK_KERNEL. (The library's
-# collective kernels call the remote path directly, so ptxas sizes their stack: collectives/coll.cu.)
+# collective kernels call the remote path directly, so ptxas sizes their stack: collectives/coll_kernels.cuh.)
 # Usage: test_user_registers.sh SOURCE_DIR GPU_ARCH
 set -euo pipefail
 src=$(cd "$1" && pwd) arch=$2 limit=48
