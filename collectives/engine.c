@@ -19,6 +19,7 @@
 #define SEQ_BITS 48
 #define SEQ_MASK ((1ull << SEQ_BITS) - 1)
 #define MAX_TEAM_HANDLES 64 /* GSHMEM_MAX_TEAMS at most */
+#define RELAUNCH_PAUSE_NS 1000000ull
 
 typedef struct {
     shmemx_engine_callback_t cb;
@@ -48,6 +49,8 @@ struct shmemx_engine {
     uint64_t cb_seen[GSHMEMI_ENGINE_MAX_COLLS];
     engine_cb_t cbs[GSHMEMI_ENGINE_MAX_COLLS][GSHMEMI_ENGINE_TASKS];
     uint64_t launches, exits;
+    uint64_t launched_next; /* queue entries published when the daemon was last launched */
+    uint64_t exit_ns;       /* when the daemon was last seen ended */
 };
 
 static uint64_t now_ns(void)
@@ -85,13 +88,18 @@ static int poll_once(shmemx_engine_t *e)
         if (q == cudaSuccess) {
             e->running = 0;
             e->exits++;
+            e->exit_ns = now_ns();
         } else if (q != cudaErrorNotReady && !e->error) {
             GSHMEMI_ERROR("engine", "the daemon kernel failed: %s; every pending request of this engine fails", cudaGetErrorString(q));
             e->error = 1;
         }
     }
     const int pending = gshmemi_engine_sq_outstanding(&e->sq) > 0;
-    if (pending && !e->running && !e->error) {
+    /* A daemon that left with nothing new queued since its launch left stuck: it comes back after
+     * a pause, which lets a cudaDeviceSynchronize of this process that waited for it return. */
+    const int fresh = e->sq.next != e->launched_next || now_ns() - e->exit_ns >= RELAUNCH_PAUSE_NS;
+    if (pending && !e->running && !e->error && fresh) {
+        e->launched_next = e->sq.next;
         if (gshmemi_engine_launch(&e->dev, e->threads, e->stream) != GSHMEMI_OK ||
             cudaEventRecord(e->ended, e->stream) != cudaSuccess) {
             GSHMEMI_ERROR("engine", "relaunching the daemon failed; every pending request of this engine fails");
@@ -171,7 +179,7 @@ int shmemx_engine_create(const shmemx_engine_attr_t *attr, shmemx_engine_t **eng
     if (!a.threads) a.threads = 512;
     if (a.idle_exit_s <= 0) a.idle_exit_s = 0.002;
     if (a.stuck_exit_s <= 0) a.stuck_exit_s = 0.002;
-    if (!a.spin_base) a.spin_base = 4096;
+    if (!a.spin_base) a.spin_base = 1024;
     if (!a.queue_slots) a.queue_slots = 64;
     if (a.ctas < 1 || a.ctas > GSHMEMI_ENGINE_MAX_CTAS) {
         GSHMEMI_ERROR("engine", "%s: attr->ctas %d is outside 1..%d", routine, a.ctas, GSHMEMI_ENGINE_MAX_CTAS);
@@ -205,10 +213,8 @@ int shmemx_engine_create(const shmemx_engine_attr_t *attr, shmemx_engine_t **eng
     ENGINE_CUDA(cudaGetDevice(&e->device));
     /* every CTA resident: the daemon spins, and a CTA waiting for a slot would wait for that */
     {
-        cudaDeviceProp prop;
         if ((rc = gshmemi_engine_fit(a.threads, &per_sm)) != GSHMEMI_OK) goto fail;
-        ENGINE_CUDA(cudaGetDeviceProperties(&prop, e->device));
-        sms = prop.multiProcessorCount;
+        ENGINE_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, e->device));
         if (per_sm * sms < a.ctas) {
             GSHMEMI_ERROR("engine", "%s: attr->ctas %d of %d threads do not fit on the GPU at once (%d a SM, %d SMs)", routine,
                           a.ctas, a.threads, per_sm, sms);

@@ -191,11 +191,12 @@ GSHMEMI_DEV int gshmemi_engine_fetch(const gshmemi_engine_dev_t &e, gshmemi_engi
 GSHMEMI_DEV int gshmemi_engine_order(const gshmemi_engine_dev_t &e, const gshmemi_engine_cta_t *me, int *order)
 {
     int n = 0;
+    uint64_t seen = 0; /* collectives met so far (ids < 64) */
+    static_assert(GSHMEMI_ENGINE_MAX_COLLS <= 64, "one bit per collective");
     for (int i = 0; i < me->ntasks; i++) {
         const int id = me->tasks[i].coll;
-        bool first = true;
-        for (int j = 0; j < i && first; j++) first = me->tasks[j].coll != id;
-        if (!first) continue;
+        if (seen >> id & 1) continue;
+        seen |= 1ull << id;
         const int prio = e.colls[id].priority;
         int k = n++;
         while (k > 0) { /* insertion by (priority, queue order) */
@@ -218,7 +219,7 @@ GSHMEMI_DEV void gshmemi_engine_daemon(const gshmemi_engine_dev_t &e)
     const unsigned tid = threadIdx.x, nt = blockDim.x;
     gshmemi_engine_cta_t *me = e.cta + b;
     uint64_t idle_since = 0, progress_at = gshmemi_globaltimer(), preempted = 0;
-    int pos = 0, pass_progress = 0;
+    int pos = 0, pass_progress = 0, n = 0, dirty = 1; /* n: runnable tasks in order[] (recomputed when dirty) */
 
     if (tid == 0) preempted = e.host->preempted[b];
     for (;;) {
@@ -228,8 +229,8 @@ GSHMEMI_DEV void gshmemi_engine_daemon(const gshmemi_engine_dev_t &e)
             if (e.host->stop) {
                 r.cmd = GSHMEMI_ENGINE_CMD_EXIT;
             } else {
-                if (gshmemi_engine_fetch(e, me, b)) pos = 0;
-                const int n = me->ntasks ? gshmemi_engine_order(e, me, order) : 0;
+                if (gshmemi_engine_fetch(e, me, b)) pos = 0, dirty = 1;
+                if (dirty) n = gshmemi_engine_order(e, me, order), dirty = 0;
                 if (n == 0) {
                     if (!idle_since) idle_since = now;
                     r.cmd = now - idle_since > e.idle_ns ? GSHMEMI_ENGINE_CMD_EXIT : GSHMEMI_ENGINE_CMD_IDLE;
@@ -278,7 +279,7 @@ GSHMEMI_DEV void gshmemi_engine_daemon(const gshmemi_engine_dev_t &e)
                 for (int i = r.slot; i + 1 < me->ntasks; i++) me->tasks[i] = me->tasks[i + 1];
                 me->ntasks--;
                 gshmemi_engine_finish(e, r.task.coll, r.task.seq);
-                pos = 0, pass_progress = 1;
+                pos = 0, pass_progress = 1, dirty = 1;
             } else {
                 *saved = r.ctx; /* resumes at this step */
                 e.host->preempted[b] = ++preempted;

@@ -16,7 +16,7 @@
 #include "gshmem/types.h"
 
 #define GSHMEMI_ENGINE_MAX_COLLS 64  /* collectives registered in one engine */
-#define GSHMEMI_ENGINE_PER_TEAM 16   /* of them on one team handle (their flags: a team's rows of the pool) */
+#define GSHMEMI_ENGINE_PER_TEAM 32   /* of them on one team handle (their flags: a team's rows of the pool) */
 #define GSHMEMI_ENGINE_MAX_CTAS 32   /* CTAs of the daemon */
 #define GSHMEMI_ENGINE_TASKS 64      /* requests submitted and not complete, at most (a CTA's task queue) */
 #define GSHMEMI_ENGINE_CHUNK (1u << 20) /* bytes a CTA moves per WORK step (one step per chunk) */

@@ -51,7 +51,7 @@ typedef struct {
     int threads;          /* threads a CTA, 32..1024, a multiple of 32 (default 512) */
     double idle_exit_s;   /* the daemon exits after this long with nothing to do (default 0.002) */
     double stuck_exit_s;  /* ... or with every task stuck (default 0.002) */
-    unsigned spin_base;   /* polls a wait makes before preemption, before stickiness (default 4096) */
+    unsigned spin_base;   /* polls a wait makes before preemption, before stickiness (default 1024) */
     unsigned queue_slots; /* submission queue entries, a power of two 2..65536 (default 64) */
 } shmemx_engine_attr_t;
 
