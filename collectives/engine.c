@@ -556,6 +556,9 @@ int shmemx_engine_destroy(shmemx_engine_t *e)
     pthread_cond_signal(&e->wake);
     pthread_mutex_unlock(&e->lock);
     if (e->poller_started) pthread_join(e->poller, NULL);
+    pthread_mutex_lock(&e->lock);
+    poll_once(e); /* callbacks of the last completions the poller had not seen */
+    pthread_mutex_unlock(&e->lock);
     e->host->stop = 1;
     cudaError_t err = cudaStreamSynchronize(e->stream); /* a running daemon sees stop at its next look */
     if (err != cudaSuccess) GSHMEMI_ERROR("engine", "%s: the daemon's stream failed: %s", routine, cudaGetErrorString(err));

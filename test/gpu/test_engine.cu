@@ -138,7 +138,7 @@ static void make(shmemx_engine_t *e, coll *c, const char *name, shmem_team_t tea
     c->dest = shmem_malloc((c->dest_n ? c->dest_n : 1) * 4);
     GT_CHECK(c->src && c->dest, "shmem_malloc of %s", name);
     c->id = -1;
-    if (shmem_team_my_pe(team) < 0) return;
+    if (team == SHMEM_TEAM_INVALID || shmem_team_my_pe(team) < 0) return; /* not a member */
     d.kind = kind, d.team = team, d.dtype = bf16 ? SHMEMX_ENGINE_BFLOAT16 : SHMEMX_ENGINE_FLOAT, d.op = op;
     d.max_count = count, d.priority = priority;
     E_OK(shmemx_engine_register(e, &d, &c->id));
