@@ -293,7 +293,7 @@ static void device_sync(shmemx_engine_t *e)
         GT_CUDA(cudaDeviceSynchronize());
         int done = 1;
         E_OK(shmemx_engine_test(e, tw, &done));
-        GT_CHECK(!done, "W completed before its peers submitted it");
+        GT_CHECK(!done || npes == 1, "W completed before its peers submitted it");
         printf("PE 0: cudaDeviceSynchronize returned after %.3f s while the engine held W, which the peers had not submitted\n",
                now_s() - t0);
         GT_CUDA(cudaStreamDestroy(other));
