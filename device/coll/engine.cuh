@@ -176,10 +176,9 @@ GSHMEMI_DEV int gshmemi_engine_fetch(const gshmemi_engine_dev_t &e, gshmemi_engi
     const uint64_t tail = gshmemi_ld_acquire_u64((const void *)&e.host->tail);
     int taken = 0;
     while (me->sq_head < tail && me->ntasks < GSHMEMI_ENGINE_TASKS) {
-        const volatile gshmemi_engine_sqe_t *s = e.sq + (me->sq_head & (e.sq_slots - 1));
-        gshmemi_engine_sqe_t *t = &me->tasks[me->ntasks++];
-        t->seq = s->seq, t->dest = s->dest, t->src = s->src, t->count = s->count;
-        t->coll = s->coll, t->root = s->root, t->index = s->index;
+        const int4 *s = (const int4 *)(e.sq + (me->sq_head & (e.sq_slots - 1)));
+        int4 *t = (int4 *)&me->tasks[me->ntasks++];
+        for (int k = 0; k < 4; k++) t[k] = __ldcv(s + k); /* from memory, not a cached copy */
         me->sq_head++;
         taken++;
     }
