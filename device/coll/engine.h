@@ -36,7 +36,7 @@ typedef struct gshmemi_engine_sqe {
     int32_t coll;      /* registered id */
     int32_t root;      /* broadcast: the root's index in the team */
     uint64_t index;    /* position in the queue (FIFO order among equal priorities) */
-    uint64_t pad_;
+    uint64_t pad_[2];
 } gshmemi_engine_sqe_t;
 /* 64 bytes: the daemon reads an entry as four 16-byte loads over the bus. */
 typedef char gshmemi_engine_sqe_fits[sizeof(gshmemi_engine_sqe_t) == 64 ? 1 : -1];
