@@ -38,6 +38,7 @@ struct shmemx_engine {
     int teams;                       /* team handles the pool has rows for */
     size_t slot_bytes;
     int threads, device;
+    CUcontext ctx; /* the creating thread's, made current in the poller */
     uint64_t timeout_ns;
     cudaStream_t stream;
     cudaEvent_t ended;
@@ -115,8 +116,11 @@ static int poll_once(shmemx_engine_t *e)
 static void *poller_main(void *arg)
 {
     shmemx_engine_t *e = arg;
-    if (cudaSetDevice(e->device) != cudaSuccess) {
-        GSHMEMI_ERROR("engine", "the poller thread cannot make device %d current; the engine runs nothing", e->device);
+    /* the creating thread's context (the runtime's, which need not be the device's primary one) */
+    CUresult cr = e->ctx ? gshmemi_cu.cuCtxSetCurrent(e->ctx) : CUDA_SUCCESS;
+    if (cr != CUDA_SUCCESS || (!e->ctx && cudaSetDevice(e->device) != cudaSuccess)) {
+        GSHMEMI_ERROR("engine", "the poller thread cannot make the context of device %d current (%s); the engine runs nothing", e->device,
+                      cr != CUDA_SUCCESS ? gshmemi_cu_errstr(cr) : "cudaSetDevice failed");
         e->error = 1;
         return NULL;
     }
@@ -211,6 +215,14 @@ int shmemx_engine_create(const shmemx_engine_attr_t *attr, shmemx_engine_t **eng
     e->threads = a.threads;
     e->timeout_ns = ds->wait_timeout_ns ? ds->wait_timeout_ns : 120000000000ull;
     ENGINE_CUDA(cudaGetDevice(&e->device));
+    {
+        CUresult cr = gshmemi_cu.cuCtxGetCurrent(&e->ctx);
+        if (cr != CUDA_SUCCESS) {
+            GSHMEMI_ERROR("engine", "%s: cuCtxGetCurrent failed: %s", routine, gshmemi_cu_errstr(cr));
+            rc = GSHMEMI_ERR_CUDA;
+            goto fail;
+        }
+    }
     /* every CTA resident: the daemon spins, and a CTA waiting for a slot would wait for that */
     {
         if ((rc = gshmemi_engine_fit(a.threads, &per_sm)) != GSHMEMI_OK) goto fail;

@@ -85,7 +85,8 @@ int shmemx_engine_register(shmemx_engine_t *engine, const shmemx_engine_coll_t *
  * SHMEMX_ENGINE_EAGAIN, nothing queued, when the queue is full. */
 int shmemx_engine_submit(shmemx_engine_t *engine, int id, void *dest, const void *source, size_t count, int root,
                          shmemx_engine_ticket_t *ticket);
-/* The same, and cb(arg, ticket) runs on the engine's host thread once the request is complete. */
+/* The same, and cb(arg, ticket) runs on the engine's host thread once the request is complete;
+ * it may submit but not wait (that thread also relaunches the daemon). */
 int shmemx_engine_submit_cb(shmemx_engine_t *engine, int id, void *dest, const void *source, size_t count, int root,
                             shmemx_engine_callback_t cb, void *arg, shmemx_engine_ticket_t *ticket);
 /* *done = 1 when the request is complete (dest holds the result), else 0. */
