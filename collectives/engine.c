@@ -36,7 +36,7 @@ struct shmemx_engine {
     int team_regs[MAX_TEAM_HANDLES]; /* registrations per team handle */
     char *pool;                      /* symmetric flags: [team][GSHMEMI_ENGINE_PER_TEAM][slot_bytes] */
     int teams;                       /* team handles the pool has rows for */
-    size_t slot_bytes;
+    size_t slot_bytes, flags_bytes; /* a collective's area, and its flags' part (the LL rows follow) */
     int threads, device;
     CUcontext ctx; /* the creating thread's, made current in the poller */
     uint64_t timeout_ns;
@@ -270,7 +270,8 @@ int shmemx_engine_create(const shmemx_engine_attr_t *attr, shmemx_engine_t **eng
      * before any PE can signal into them (the barrier after) */
     {
         e->teams = ds->max_teams < MAX_TEAM_HANDLES ? ds->max_teams : MAX_TEAM_HANDLES;
-        e->slot_bytes = ((size_t)a.ctas * ds->n_pes * sizeof(uint64_t) + 127) / 128 * 128;
+        e->slot_bytes = gshmemi_engine_slot_bytes(a.ctas, ds->n_pes);
+        e->flags_bytes = gshmemi_engine_flags_bytes(a.ctas, ds->n_pes);
         size_t bytes = (size_t)e->teams * GSHMEMI_ENGINE_PER_TEAM * e->slot_bytes;
         e->pool = gshmemi_coll_rt->sym_alloc(bytes);
         if (!e->pool) {
@@ -380,6 +381,7 @@ int shmemx_engine_register(shmemx_engine_t *e, const shmemx_engine_coll_t *d, in
     c->size = t->size, c->my_idx = t->my_idx, c->start = t->start, c->stride = t->stride;
     c->es = dtype_size(c->dtype);
     c->flags = (uint64_t *)(e->pool + ((size_t)d->team * GSHMEMI_ENGINE_PER_TEAM + (size_t)k) * e->slot_bytes);
+    c->ll = (uint64_t *)((char *)c->flags + e->flags_bytes);
     e->max_count[n] = d->max_count;
     pthread_mutex_unlock(&e->lock);
     /* the daemon reads it only for requests submitted after this returns */

@@ -32,7 +32,7 @@ struct gshmemi_engine_run {
     uint64_t lo, hi;  /* this CTA's share, in 16-byte units of a block (or of the result) */
     uint32_t nchunks; /* of the share */
     uint32_t spins;
-    int cmd, active, ok, result, progressed, slot;
+    int cmd, active, ok, result, progressed, slot, ll;
 };
 
 GSHMEMI_DEV int gshmemi_engine_pe(const gshmemi_engine_coll_t &c, int m) { return c.start + m * c.stride; }
@@ -117,6 +117,91 @@ GSHMEMI_DEV void gshmemi_engine_work(const gshmemi_engine_run &r, unsigned tid, 
     }
 }
 
+/* ---- LL (engine.h, gshmemi_engine_uses_ll) ---- */
+/* Member m's row of the LL area that request seq uses. */
+GSHMEMI_DEV uint64_t *gshmemi_engine_ll_row(const gshmemi_engine_coll_t &c, uint64_t seq, int m)
+{
+    return c.ll + ((size_t)(seq & 1) * c.size + m) * GSHMEMI_ENGINE_LL_WORDS;
+}
+
+/* Every thread: this PE's data (alltoall: its block for each member) into its row of every
+ * member's LL area, 4 bytes and the request's number in each 8-byte store. */
+GSHMEMI_DEV void gshmemi_engine_ll_send(const gshmemi_engine_run &r, unsigned tid, unsigned nt)
+{
+    const gshmemi_engine_coll_t &c = r.coll;
+    const size_t blk = r.task.count * c.es;
+    const uint32_t nw = (uint32_t)((blk + 3) / 4);
+    const uint64_t flag = (uint64_t)(uint32_t)r.ctx.seq << 32;
+    uint64_t *mine = gshmemi_engine_ll_row(c, r.ctx.seq, c.my_idx);
+    for (uint32_t i = tid; i < (uint32_t)c.size * nw; i += nt) {
+        const int q = (int)(i / nw);
+        const uint32_t w = i % nw;
+        const char *from = (const char *)r.task.src + (c.kind == GSHMEMI_ENGINE_ALLTOALL ? (size_t)q * blk : 0) + 4 * (size_t)w;
+        const unsigned n = blk - 4 * (size_t)w < 4 ? (unsigned)(blk - 4 * (size_t)w) : 4;
+        uint64_t *to = q == c.my_idx ? mine + w : (uint64_t *)gshmemi_peer_ptr_raw(mine + w, gshmemi_engine_pe(c, q));
+        gshmemi_st_relaxed_u64(to, flag | (uint32_t)gshmemi_load8(from, n));
+    }
+}
+
+/* Every thread: polls this PE's rows until every word holds request r's number (true, the same
+ * in every thread), or r.spins passes went by (false). */
+GSHMEMI_DEV bool gshmemi_engine_ll_wait(const gshmemi_engine_run &r, unsigned tid, unsigned nt)
+{
+    const gshmemi_engine_coll_t &c = r.coll;
+    const uint32_t nw = (uint32_t)((r.task.count * c.es + 3) / 4), total = (uint32_t)c.size * nw;
+    const uint32_t f = (uint32_t)r.ctx.seq;
+    const uint64_t *rows = gshmemi_engine_ll_row(c, r.ctx.seq, 0);
+    for (uint32_t s = 0; s < r.spins; s++) {
+        int ok = 1;
+        for (uint32_t i = tid; i < total && ok; i += nt)
+            ok = (uint32_t)(gshmemi_ld_relaxed_u64(rows + (size_t)(i / nw) * GSHMEMI_ENGINE_LL_WORDS + i % nw) >> 32) == f;
+        if (__syncthreads_and(ok)) return true;
+    }
+    return false;
+}
+
+/* Element e (of at most 4 bytes) of an LL row. */
+template <typename T> GSHMEMI_DEV T gshmemi_engine_ll_elem(const uint64_t *row, size_t e)
+{
+    const uint32_t bits = (uint32_t)gshmemi_ld_relaxed_u64(row + e * sizeof(T) / 4) >> (8 * (e * sizeof(T) % 4));
+    T v;
+    memcpy(&v, &bits, sizeof(T));
+    return v;
+}
+
+template <typename T> GSHMEMI_DEV void gshmemi_engine_ll_reduce(const gshmemi_engine_run &r, const uint64_t *rows, unsigned tid, unsigned nt)
+{
+    const gshmemi_engine_coll_t &c = r.coll;
+    for (size_t e = tid; e < r.task.count; e += nt) {
+        T acc = gshmemi_engine_ll_elem<T>(rows, e);
+        for (int m = 1; m < c.size; m++) acc = gshmemi_redop_dyn<T>(c.op, acc, gshmemi_engine_ll_elem<T>(rows + (size_t)m * GSHMEMI_ENGINE_LL_WORDS, e));
+        ((T *)r.task.dest)[e] = acc;
+    }
+}
+
+/* Every thread: the result from this PE's rows into dest. */
+GSHMEMI_DEV void gshmemi_engine_ll_work(const gshmemi_engine_run &r, unsigned tid, unsigned nt)
+{
+    const gshmemi_engine_coll_t &c = r.coll;
+    const uint64_t *rows = gshmemi_engine_ll_row(c, r.ctx.seq, 0);
+    const size_t blk = r.task.count * c.es;
+    const uint32_t nw = (uint32_t)((blk + 3) / 4);
+    if (c.kind == GSHMEMI_ENGINE_ALLREDUCE) {
+        if (c.dtype == GSHMEMI_DT_FLOAT) gshmemi_engine_ll_reduce<float>(r, rows, tid, nt);
+        else if (c.dtype == GSHMEMI_DT_INT32) gshmemi_engine_ll_reduce<int32_t>(r, rows, tid, nt);
+        else gshmemi_engine_ll_reduce<__nv_bfloat16>(r, rows, tid, nt);
+        return;
+    }
+    for (uint32_t i = tid; i < (uint32_t)c.size * nw; i += nt) {
+        const int m = (int)(i / nw);
+        const uint32_t w = i % nw;
+        if (c.kind == GSHMEMI_ENGINE_BROADCAST && m != r.task.root) continue;
+        const unsigned n = blk - 4 * (size_t)w < 4 ? (unsigned)(blk - 4 * (size_t)w) : 4;
+        char *to = (char *)r.task.dest + (c.kind == GSHMEMI_ENGINE_BROADCAST ? 0 : (size_t)m * blk) + 4 * (size_t)w;
+        gshmemi_store8(to, (uint32_t)gshmemi_ld_relaxed_u64(rows + (size_t)m * GSHMEMI_ENGINE_LL_WORDS + w), n);
+    }
+}
+
 /* Runs r's collective from its saved step until it finishes or a wait gives up (every thread). */
 GSHMEMI_DEV void gshmemi_engine_exec(gshmemi_engine_run &r, int b, unsigned tid, unsigned nt)
 {
@@ -133,7 +218,14 @@ GSHMEMI_DEV void gshmemi_engine_exec(gshmemi_engine_run &r, int b, unsigned tid,
             break;
         }
         if (pc == GSHMEMI_ENGINE_PC_WORK) {
-            gshmemi_engine_work(r, tid, nt);
+            if (r.ll) gshmemi_engine_ll_work(r, tid, nt);
+            else gshmemi_engine_work(r, tid, nt);
+        } else if (r.ll && pc == GSHMEMI_ENGINE_PC_ARRIVE) {
+            gshmemi_engine_ll_send(r, tid, nt);
+            if (tid == 0) r.ok = 1;
+        } else if (r.ll) { /* PC_WAIT_ARRIVE: the only wait of an LL request */
+            const bool ok = gshmemi_engine_ll_wait(r, tid, nt);
+            if (tid == 0) r.ok = ok, r.ctx.streak = gshmemi_engine_streak(r.ctx.streak, ok);
         } else if (tid == 0) {
             const uint64_t v = gshmemi_engine_flag(kind, pc, r.ctx.seq);
             if (pc == GSHMEMI_ENGINE_PC_ARRIVE || pc == GSHMEMI_ENGINE_PC_DONE) {
@@ -150,7 +242,7 @@ GSHMEMI_DEV void gshmemi_engine_exec(gshmemi_engine_run &r, int b, unsigned tid,
             break;
         }
         if (tid == 0) {
-            gshmemi_engine_next(kind, r.nchunks, &r.ctx);
+            gshmemi_engine_next(kind, r.ll, r.nchunks, &r.ctx);
             r.progressed = 1;
         }
         __syncthreads();
@@ -252,9 +344,10 @@ GSHMEMI_DEV void gshmemi_engine_daemon(const gshmemi_engine_dev_t &e)
                         if (r.ctx.pc == GSHMEMI_ENGINE_PC_ARRIVE) r.ctx.seq = r.task.seq, r.ctx.chunk = 0;
                         const uint64_t bytes = gshmemi_engine_bytes(r.coll.kind, r.task.count, r.coll.es, r.coll.size);
                         const uint64_t units = (r.task.count * r.coll.es + 15) / 16;
-                        r.active = gshmemi_engine_active_ctas(bytes, e.ctas);
+                        r.ll = gshmemi_engine_uses_ll(r.coll.kind, r.task.count, r.coll.es);
+                        r.active = r.ll ? 1 : gshmemi_engine_active_ctas(bytes, e.ctas);
                         gshmemi_engine_share(units, b, r.active, &r.lo, &r.hi);
-                        r.nchunks = gshmemi_engine_nchunks(r.hi - r.lo, GSHMEMI_ENGINE_CHUNK / 16);
+                        r.nchunks = r.ll ? 1 : gshmemi_engine_nchunks(r.hi - r.lo, GSHMEMI_ENGINE_CHUNK / 16);
                         r.spins = gshmemi_engine_spins(e.spin_base, pos, r.coll.priority, r.ctx.streak);
                         r.progressed = 0;
                         r.ok = 0;

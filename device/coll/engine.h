@@ -21,6 +21,8 @@
 #define GSHMEMI_ENGINE_TASKS 64      /* requests submitted and not complete, at most (a CTA's task queue) */
 #define GSHMEMI_ENGINE_CHUNK (1u << 20) /* bytes a CTA moves per WORK step (one step per chunk) */
 #define GSHMEMI_ENGINE_CTA_MIN_BYTES (64u << 10) /* bytes moved that justify one more active CTA */
+#define GSHMEMI_ENGINE_LL_MAX 256u   /* LL: most bytes a member sends one member */
+#define GSHMEMI_ENGINE_LL_WORDS (GSHMEMI_ENGINE_LL_MAX / 4) /* 8-byte words of 4 data bytes and a 4-byte flag */
 
 /* Kinds of collective the engine runs (the public SHMEMX_ENGINE_* of gshmem/engine.h). */
 enum { GSHMEMI_ENGINE_BARRIER = 0, GSHMEMI_ENGINE_ALLREDUCE = 1, GSHMEMI_ENGINE_FCOLLECT = 2, GSHMEMI_ENGINE_BROADCAST = 3,
@@ -47,7 +49,18 @@ typedef struct gshmemi_engine_coll {
     int32_t size, my_idx, start, stride; /* the team: member i is world PE start + i * stride */
     uint64_t es;                         /* element size */
     uint64_t *flags;                     /* symmetric: [CTA][member] words; member m signals into row m */
+    uint64_t *ll;                        /* symmetric: [2][member][GSHMEMI_ENGINE_LL_WORDS]; member m writes row m */
 } gshmemi_engine_coll_t;
+
+/* Bytes of one collective's own symmetric area: its flags (a 128-byte multiple), then its LL rows. */
+GSHMEMI_HD_INLINE size_t gshmemi_engine_flags_bytes(int ctas, int n_pes)
+{
+    return ((size_t)ctas * (size_t)n_pes * 8 + 127) / 128 * 128;
+}
+GSHMEMI_HD_INLINE size_t gshmemi_engine_slot_bytes(int ctas, int n_pes)
+{
+    return gshmemi_engine_flags_bytes(ctas, n_pes) + 2 * (size_t)n_pes * GSHMEMI_ENGINE_LL_WORDS * 8;
+}
 
 /* The steps of a collective's primitive sequence. */
 enum { GSHMEMI_ENGINE_PC_ARRIVE = 0, GSHMEMI_ENGINE_PC_WAIT_ARRIVE = 1, GSHMEMI_ENGINE_PC_WORK = 2,
@@ -126,6 +139,17 @@ GSHMEMI_HD_INLINE uint32_t gshmemi_engine_nchunks(uint64_t units, uint64_t chunk
     return (uint32_t)((units + chunk_units - 1) / chunk_units);
 }
 
+/* LL (small requests): each member stores its data, 4 bytes with the request's number beside them
+ * in one 8-byte word, into a row of every member's LL area (parity seq % 2), and waits until its
+ * own rows hold this request's words; no done round: a member overwrites a parity only two
+ * requests later, after the reader has sent (so finished) the request between. The same choice
+ * on every PE: it depends on the call only. Allreduce of elements of at most 4 bytes. */
+GSHMEMI_HD_INLINE int gshmemi_engine_uses_ll(int kind, uint64_t count, uint64_t es)
+{
+    return kind != GSHMEMI_ENGINE_BARRIER && count > 0 && count * es <= GSHMEMI_ENGINE_LL_MAX &&
+           (kind != GSHMEMI_ENGINE_ALLREDUCE || es <= 4);
+}
+
 /* The flag value the step `pc` of request `seq` signals or waits for. Counters only grow, and a
  * member's next request of a collective starts only after the last finished on every member, so
  * "at least this value" is the whole test. A barrier has one round; the others two. */
@@ -135,17 +159,19 @@ GSHMEMI_HD_INLINE uint64_t gshmemi_engine_flag(int kind, uint32_t pc, uint64_t s
     return pc <= GSHMEMI_ENGINE_PC_WAIT_ARRIVE ? 2 * seq - 1 : 2 * seq;
 }
 
-/* The step after `c->pc` has succeeded. */
-GSHMEMI_HD_INLINE void gshmemi_engine_next(int kind, uint32_t nchunks, gshmemi_engine_ctx_t *c)
+/* The step after `c->pc` has succeeded (ll: the request goes by LL: its data travels with the
+ * arrival, and it has no done round). */
+GSHMEMI_HD_INLINE void gshmemi_engine_next(int kind, int ll, uint32_t nchunks, gshmemi_engine_ctx_t *c)
 {
+    const uint32_t after_work = ll ? GSHMEMI_ENGINE_PC_END : GSHMEMI_ENGINE_PC_DONE;
     switch (c->pc) {
     case GSHMEMI_ENGINE_PC_ARRIVE: c->pc = GSHMEMI_ENGINE_PC_WAIT_ARRIVE; break;
     case GSHMEMI_ENGINE_PC_WAIT_ARRIVE:
         c->chunk = 0;
-        c->pc = kind == GSHMEMI_ENGINE_BARRIER ? GSHMEMI_ENGINE_PC_END : nchunks ? GSHMEMI_ENGINE_PC_WORK : GSHMEMI_ENGINE_PC_DONE;
+        c->pc = kind == GSHMEMI_ENGINE_BARRIER ? (uint32_t)GSHMEMI_ENGINE_PC_END : nchunks ? (uint32_t)GSHMEMI_ENGINE_PC_WORK : after_work;
         break;
     case GSHMEMI_ENGINE_PC_WORK:
-        if (++c->chunk >= nchunks) c->pc = GSHMEMI_ENGINE_PC_DONE;
+        if (++c->chunk >= nchunks) c->pc = after_work;
         break;
     case GSHMEMI_ENGINE_PC_DONE: c->pc = GSHMEMI_ENGINE_PC_WAIT_DONE; break;
     default: c->pc = GSHMEMI_ENGINE_PC_END; break;

@@ -3,9 +3,10 @@
  *      the same PEs, odd PEs the other way round; both complete (as plain on-stream collectives
  *      they deadlock: GSHMEM_TEST_ENGINE_PLAIN=1 runs that, test_engine_plain.sh checks it);
  *   2. shuffled: every PE submits the same 8 collectives (allreduce sum/max/prod in float and sum
- *      in bfloat16, fcollect, broadcast, alltoall, barrier; 4 B .. 8 MiB) in an order shuffled
- *      on its own, for R rounds (GSHMEM_TEST_ENGINE_ROUNDS, default 4), first all on the world
- *      team, then spread over two overlapping teams; preemptions and exits printed;
+ *      in bfloat16, fcollect, broadcast, alltoall, barrier; 4 B .. 8 MiB, every other round at
+ *      the small sizes LL takes) in an order shuffled on its own, for R rounds
+ *      (GSHMEM_TEST_ENGINE_ROUNDS, default 4), first all on the world team, then spread over two
+ *      overlapping teams; preemptions and exits printed;
  *   3. a cudaDeviceSynchronize on PE 0 while its daemon holds a request its peers have not
  *      submitted (they wait in the engine for one PE 0 submits only after the synchronize): it
  *      returns, and everything completes;
@@ -108,7 +109,7 @@ struct coll {
     const char *name;
     int id, kind, op, bf16, small, root;
     shmem_team_t team;
-    size_t count;
+    size_t count, max_count;
     void *src, *dest;
     size_t src_n, dest_n;
 };
@@ -142,6 +143,15 @@ static void make(shmemx_engine_t *e, coll *c, const char *name, shmem_team_t tea
     d.kind = kind, d.team = team, d.dtype = bf16 ? SHMEMX_ENGINE_BFLOAT16 : SHMEMX_ENGINE_FLOAT, d.op = op;
     d.max_count = count, d.priority = priority;
     E_OK(shmemx_engine_register(e, &d, &c->id));
+}
+
+/* A smaller count for the next calls (the buffers stay those of the registered maximum). */
+static void set_count(coll *c, size_t count)
+{
+    const size_t n = c->team == tail_team ? npes - 1 : npes;
+    c->count = count;
+    c->src_n = c->kind == SHMEMX_ENGINE_ALLTOALL ? count * n : count;
+    c->dest_n = c->kind == SHMEMX_ENGINE_FCOLLECT || c->kind == SHMEMX_ENGINE_ALLTOALL ? count * n : count;
 }
 
 static void prepare(coll *c, unsigned tag)
@@ -189,7 +199,9 @@ static void reversal(shmemx_engine_t *e, shmem_team_t dup)
     const size_t n = gt_quick() ? 4096 : (1u << 20);
     make(e, &a, "allreduce on the world", SHMEM_TEAM_WORLD, SHMEMX_ENGINE_ALLREDUCE, SHMEMX_ENGINE_SUM, 0, 0, n, 0);
     make(e, &b, "allreduce on a copy of the world", dup, SHMEMX_ENGINE_ALLREDUCE, SHMEMX_ENGINE_SUM, 0, 0, n, 0);
-    for (unsigned r = 0; r < 3; r++) {
+    for (unsigned r = 0; r < 4; r++) {
+        /* rounds 1 and 2: 2 floats, by LL (rows of data and flags, no done round) */
+        set_count(&a, r == 1 || r == 2 ? 2 : n), set_count(&b, r == 1 || r == 2 ? 2 : n);
         prepare(&a, 100 + r), prepare(&b, 200 + r);
         GT_CUDA(cudaDeviceSynchronize());
         shmemx_engine_ticket_t ta, tb;
@@ -240,6 +252,8 @@ static void shuffled(shmemx_engine_t *e, shmem_team_t t1, shmem_team_t t2, const
 {
     const int q = gt_quick();
     coll c[8];
+    /* every other round, the data collectives at sizes LL takes (up to 256 bytes a member, odd counts) */
+    static const size_t small[8] = {50, 1, 64, 100, 33, 61, 17, 0};
     make(e, &c[0], "allreduce sum 8 MiB", t1, SHMEMX_ENGINE_ALLREDUCE, SHMEMX_ENGINE_SUM, 0, 0, q ? 4096 : (2u << 20), 0);
     make(e, &c[1], "allreduce max 4 B", t2, SHMEMX_ENGINE_ALLREDUCE, SHMEMX_ENGINE_MAX, 0, 0, 1, 0);
     make(e, &c[2], "allreduce prod 64 KiB", t1, SHMEMX_ENGINE_ALLREDUCE, SHMEMX_ENGINE_PROD, 0, 1, 16384, 2);
@@ -252,6 +266,8 @@ static void shuffled(shmemx_engine_t *e, shmem_team_t t1, shmem_team_t t2, const
     for (int r = 0; r < rounds; r++) {
         int order[8];
         shmemx_engine_ticket_t tk[8];
+        if (r == 0) for (int i = 0; i < 8; i++) c[i].max_count = c[i].count;
+        for (int i = 0; i < 8; i++) set_count(&c[i], r % 2 ? small[i] : c[i].max_count);
         for (int i = 0; i < 8; i++) order[i] = i, prepare(&c[i], 1000 * r + i);
         for (int i = 7; i > 0; i--) {
             int j = rng_next(&seed) % (i + 1), x = order[i];
@@ -263,9 +279,9 @@ static void shuffled(shmemx_engine_t *e, shmem_team_t t1, shmem_team_t t2, const
         for (int i = 0; i < 8; i++)
             if (c[i].id >= 0) E_OK(shmemx_engine_wait(e, tk[i], 120));
         for (int i = 0; i < 8; i++) verify_coll(&c[i], 1000 * r + i);
-        if (me == 0 && (r == 0 || r == rounds - 1))
-            printf("PE 0: %s: round %d of %d, order %d %d %d %d %d %d %d %d: checked\n", what, r + 1, rounds, order[0], order[1], order[2],
-                   order[3], order[4], order[5], order[6], order[7]);
+        if (me == 0 && (r <= 1 || r == rounds - 1))
+            printf("PE 0: %s: round %d of %d (%s sizes), order %d %d %d %d %d %d %d %d: checked\n", what, r + 1, rounds,
+                   r % 2 ? "LL" : "large", order[0], order[1], order[2], order[3], order[4], order[5], order[6], order[7]);
     }
     print_stats(e, what);
 }

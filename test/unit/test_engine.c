@@ -7,8 +7,10 @@
  *     (gshmemi_engine_next, gshmemi_engine_flag) on flags, each PE issuing the same collectives
  *     in its own shuffled order, runs interrupted at random steps and resumed from the saved
  *     context. Every chunk of every request must be worked exactly once, while every member's
- *     source still holds that request's data, and every request must complete. The same model
- *     without the wait for the members' done shows the violation it exists to catch. */
+ *     source still holds that request's data, and every request must complete; requests going
+ *     by LL (their data in the members' rows, two parities, no done round) must find their rows
+ *     intact and never overwrite one not yet taken. The same model without the wait for the
+ *     members' done, or with one LL parity, shows the violation it exists to catch. */
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -198,9 +200,9 @@ static void test_sequence(void **state)
     gshmemi_engine_ctx_t c = {0};
     /* a barrier: arrive, wait, end; its flag is the request number */
     c.pc = GSHMEMI_ENGINE_PC_ARRIVE;
-    gshmemi_engine_next(GSHMEMI_ENGINE_BARRIER, 0, &c);
+    gshmemi_engine_next(GSHMEMI_ENGINE_BARRIER, 0, 0, &c);
     assert_int_equal(c.pc, GSHMEMI_ENGINE_PC_WAIT_ARRIVE);
-    gshmemi_engine_next(GSHMEMI_ENGINE_BARRIER, 0, &c);
+    gshmemi_engine_next(GSHMEMI_ENGINE_BARRIER, 0, 0, &c);
     assert_int_equal(c.pc, GSHMEMI_ENGINE_PC_END);
     assert_int_equal(gshmemi_engine_flag(GSHMEMI_ENGINE_BARRIER, GSHMEMI_ENGINE_PC_ARRIVE, 7), 7);
     /* an allreduce of 3 chunks */
@@ -208,16 +210,38 @@ static void test_sequence(void **state)
     int steps = 0, work = 0;
     while (c.pc != GSHMEMI_ENGINE_PC_END && steps < 20) {
         work += c.pc == GSHMEMI_ENGINE_PC_WORK;
-        gshmemi_engine_next(GSHMEMI_ENGINE_ALLREDUCE, 3, &c);
+        gshmemi_engine_next(GSHMEMI_ENGINE_ALLREDUCE, 0, 3, &c);
         steps++;
     }
     assert_int_equal(work, 3);
     assert_int_equal(steps, 7);
     /* no chunk: arrive, wait, done, wait */
     memset(&c, 0, sizeof(c));
-    gshmemi_engine_next(GSHMEMI_ENGINE_FCOLLECT, 0, &c);
-    gshmemi_engine_next(GSHMEMI_ENGINE_FCOLLECT, 0, &c);
+    gshmemi_engine_next(GSHMEMI_ENGINE_FCOLLECT, 0, 0, &c);
+    gshmemi_engine_next(GSHMEMI_ENGINE_FCOLLECT, 0, 0, &c);
     assert_int_equal(c.pc, GSHMEMI_ENGINE_PC_DONE);
+    /* LL: send, wait, one work step, end: no done round */
+    memset(&c, 0, sizeof(c));
+    steps = 0, work = 0;
+    while (c.pc != GSHMEMI_ENGINE_PC_END && steps < 20) {
+        assert_true(c.pc != GSHMEMI_ENGINE_PC_DONE && c.pc != GSHMEMI_ENGINE_PC_WAIT_DONE);
+        work += c.pc == GSHMEMI_ENGINE_PC_WORK;
+        gshmemi_engine_next(GSHMEMI_ENGINE_ALLREDUCE, 1, 1, &c);
+        steps++;
+    }
+    assert_int_equal(work, 1);
+    assert_int_equal(steps, 3);
+    /* which requests go by LL: small ones, allreduce of elements up to 4 bytes, never a barrier */
+    assert_true(gshmemi_engine_uses_ll(GSHMEMI_ENGINE_ALLREDUCE, 2, 4));
+    assert_true(gshmemi_engine_uses_ll(GSHMEMI_ENGINE_ALLREDUCE, GSHMEMI_ENGINE_LL_MAX / 2, 2));
+    assert_false(gshmemi_engine_uses_ll(GSHMEMI_ENGINE_ALLREDUCE, GSHMEMI_ENGINE_LL_MAX / 4 + 1, 4));
+    assert_false(gshmemi_engine_uses_ll(GSHMEMI_ENGINE_ALLREDUCE, 1, 8));
+    assert_true(gshmemi_engine_uses_ll(GSHMEMI_ENGINE_FCOLLECT, 3, 8));
+    assert_true(gshmemi_engine_uses_ll(GSHMEMI_ENGINE_ALLTOALL, GSHMEMI_ENGINE_LL_MAX, 1));
+    assert_false(gshmemi_engine_uses_ll(GSHMEMI_ENGINE_BROADCAST, 0, 4));
+    assert_false(gshmemi_engine_uses_ll(GSHMEMI_ENGINE_BARRIER, 1, 1));
+    assert_true(gshmemi_engine_slot_bytes(4, 3) >= gshmemi_engine_flags_bytes(4, 3) + 2 * 3 * GSHMEMI_ENGINE_LL_WORDS * 8);
+    assert_int_equal(gshmemi_engine_flags_bytes(4, 3) % 128, 0);
     /* the flags of consecutive requests only grow */
     uint64_t last = 0;
     for (uint64_t s = 1; s < 5; s++)
@@ -251,7 +275,7 @@ static void test_sequence(void **state)
 #define MR 12     /* requests of each */
 #define NCH 3     /* chunks of a request */
 typedef struct {
-    int npes, skip_done_wait;
+    int npes, skip_done_wait, ll_single; /* the broken variants: no done wait; one LL parity */
     uint64_t rng;
     uint64_t flags[MC][MP][MP]; /* flags[X][p][m]: PE p's word that member m signals */
     gshmemi_engine_ctx_t ctx[MP][MC];
@@ -260,10 +284,15 @@ typedef struct {
     int ntasks[MP], pos[MP];
     uint64_t src_version[MP][MC];
     int work[MP][MC][MR + 1][NCH];
-    int violations, completed, preemptions;
+    uint64_t llval[MC][MP][2][MP]; /* llval[X][q][parity][p]: the request whose data p last put in q's row p */
+    uint64_t llread[MC][MP][2];    /* llread[X][q][parity]: the last request q took from that parity */
+    int violations, completed, preemptions, ll_requests;
 } model_t;
 
 static int kind_of(int x) { return x == 0 ? GSHMEMI_ENGINE_BARRIER : GSHMEMI_ENGINE_ALLREDUCE; }
+/* Which requests go by LL: a function of the call, the same on every PE (as its size is); runs of
+ * three in a row, so a parity is reused by LL requests only. */
+static int ll_of(int x, uint64_t seq) { return x != 0 && (seq + (uint64_t)x) % 5 < 3; }
 
 static uint64_t rnd(model_t *m)
 {
@@ -285,8 +314,44 @@ static void model_run(model_t *m, int p)
     const int slot = cand[m->pos[p]], x = m->list[p][slot], kind = kind_of(x);
     gshmemi_engine_ctx_t *c = &m->ctx[p][x];
     if (c->pc == GSHMEMI_ENGINE_PC_ARRIVE) c->seq = m->lseq[p][slot], c->chunk = 0;
+    const int ll = ll_of(x, c->seq), par = m->ll_single ? 0 : (int)(c->seq & 1);
+    const uint32_t nch = ll ? 1 : NCH;
     for (;;) {
         const uint32_t pc = c->pc;
+        if (ll && pc == GSHMEMI_ENGINE_PC_ARRIVE) { /* the data into every member's row p */
+            m->src_version[p][x] = c->seq;
+            for (int q = 0; q < m->npes; q++) {
+                uint64_t prev = m->llval[x][q][par][p];
+                if (prev && m->llread[x][q][par] < prev) m->violations++; /* q has not taken it yet */
+                m->llval[x][q][par][p] = c->seq;
+            }
+            m->ll_requests++;
+            gshmemi_engine_next(kind, ll, nch, c);
+            if (rnd(m) % 4 == 0) return;
+            continue;
+        }
+        if (ll && pc == GSHMEMI_ENGINE_PC_WAIT_ARRIVE) {
+            for (int q = 0; q < m->npes; q++)
+                if (m->llval[x][p][par][q] != c->seq) {
+                    c->streak = gshmemi_engine_streak(c->streak, 0);
+                    m->pos[p]++;
+                    m->preemptions++;
+                    return;
+                }
+            gshmemi_engine_next(kind, ll, nch, c);
+            if (rnd(m) % 4 == 0) return;
+            continue;
+        }
+        if (ll && pc == GSHMEMI_ENGINE_PC_WORK) { /* reads this PE's rows: each must still hold this request */
+            for (int q = 0; q < m->npes; q++)
+                if (m->llval[x][p][par][q] != c->seq) m->violations++;
+            m->llread[x][p][par] = c->seq;
+            m->work[p][x][c->seq][0]++;
+            for (int k = 1; k < NCH; k++) m->work[p][x][c->seq][k]++; /* one step covers the request */
+            gshmemi_engine_next(kind, ll, nch, c);
+            if (rnd(m) % 4 == 0) return;
+            continue;
+        }
         if (pc == GSHMEMI_ENGINE_PC_END) {
             for (int i = slot; i + 1 < m->ntasks[p]; i++) m->list[p][i] = m->list[p][i + 1], m->lseq[p][i] = m->lseq[p][i + 1];
             m->ntasks[p]--;
@@ -312,15 +377,15 @@ static void model_run(model_t *m, int p)
                 }
             c->streak = gshmemi_engine_streak(c->streak, 1);
         }
-        gshmemi_engine_next(kind, NCH, c);
+        gshmemi_engine_next(kind, ll, nch, c);
         if (rnd(m) % 4 == 0) return; /* stopped between steps: resumes here */
     }
 }
 
-static void model_init(model_t *m, int npes, uint64_t seed, int skip_done_wait)
+static void model_init(model_t *m, int npes, uint64_t seed, int skip_done_wait, int ll_single)
 {
     memset(m, 0, sizeof(*m));
-    m->npes = npes, m->rng = seed | 1, m->skip_done_wait = skip_done_wait;
+    m->npes = npes, m->rng = seed | 1, m->skip_done_wait = skip_done_wait, m->ll_single = ll_single;
     for (int p = 0; p < npes; p++) {
         /* the requests of every collective in a shuffled order, each collective's in sequence */
         int left[MC];
@@ -352,7 +417,7 @@ static void test_model(void **state)
     static model_t m;
     for (int npes = 2; npes <= MP; npes++)
         for (uint64_t seed = 1; seed <= 40; seed++) {
-            model_init(&m, npes, seed * 7919, 0);
+            model_init(&m, npes, seed * 7919, 0, 0);
             assert_true(model_go(&m));
             assert_int_equal(m.violations, 0);
             for (int p = 0; p < npes; p++)
@@ -360,6 +425,7 @@ static void test_model(void **state)
                     for (int s = 1; s <= MR; s++)
                         for (int k = 0; k < NCH; k++) assert_int_equal(m.work[p][x][s][k], 1);
             assert_true(m.preemptions > 0);
+            assert_true(m.ll_requests > 0);
         }
 }
 
@@ -371,7 +437,21 @@ static void test_model_catches(void **state)
     static model_t m;
     int caught = 0;
     for (uint64_t seed = 1; seed <= 40; seed++) {
-        model_init(&m, 2, seed * 104729, 1);
+        model_init(&m, 2, seed * 104729, 1, 0);
+        model_go(&m);
+        caught += m.violations > 0;
+    }
+    assert_true(caught > 0);
+}
+
+/* LL with one parity instead of two: a member overwrites a row its reader has not taken yet. */
+static void test_model_catches_ll(void **state)
+{
+    (void)state;
+    static model_t m;
+    int caught = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        model_init(&m, 2, seed * 15485863, 0, 1);
         model_go(&m);
         caught += m.violations > 0;
     }
@@ -383,7 +463,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_queue_refusals), cmocka_unit_test(test_queue_full),   cmocka_unit_test(test_queue_threads),
         cmocka_unit_test(test_stickiness),     cmocka_unit_test(test_sequence),     cmocka_unit_test(test_model),
-        cmocka_unit_test(test_model_catches),
+        cmocka_unit_test(test_model_catches),  cmocka_unit_test(test_model_catches_ll),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
