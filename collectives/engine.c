@@ -144,15 +144,21 @@ static void *poller_main(void *arg)
 }
 
 /* ---- creation ---- */
+/* Frees what create made; a failing release is logged (the engine is gone either way). */
+#define RELEASE_CUDA(call)                                                                        \
+    do {                                                                                          \
+        cudaError_t err_ = (call);                                                                \
+        if (err_ != cudaSuccess) GSHMEMI_ERROR("engine", "%s failed: %s", #call, cudaGetErrorString(err_)); \
+    } while (0)
 static void release(shmemx_engine_t *e)
 {
-    if (e->stream) cudaStreamDestroy(e->stream);
-    if (e->ended) cudaEventDestroy(e->ended);
-    if (e->host) cudaFreeHost(e->host);
-    if (e->dev.colls) cudaFree((void *)e->dev.colls);
-    if (e->dev.ctx) cudaFree(e->dev.ctx);
-    if (e->dev.cta) cudaFree(e->dev.cta);
-    if (e->dev.finished) cudaFree(e->dev.finished);
+    if (e->stream) RELEASE_CUDA(cudaStreamDestroy(e->stream));
+    if (e->ended) RELEASE_CUDA(cudaEventDestroy(e->ended));
+    if (e->host) RELEASE_CUDA(cudaFreeHost(e->host));
+    if (e->dev.colls) RELEASE_CUDA(cudaFree((void *)e->dev.colls));
+    if (e->dev.ctx) RELEASE_CUDA(cudaFree(e->dev.ctx));
+    if (e->dev.cta) RELEASE_CUDA(cudaFree(e->dev.cta));
+    if (e->dev.finished) RELEASE_CUDA(cudaFree(e->dev.finished));
     free(e);
 }
 

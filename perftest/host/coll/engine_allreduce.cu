@@ -88,7 +88,10 @@ int main(int argc, char **argv)
             float *dest = form ? d_engine : d_stream;
             /* warm-up */
             for (int i = 0; i < o.warmup; i++) {
-                if (form) submit(&o, e, id, dest, src, n, &t), shmemx_engine_wait(e, t, 0);
+                if (form) {
+                    submit(&o, e, id, dest, src, n, &t);
+                    if (shmemx_engine_wait(e, t, 0)) PT_FAIL(&o, "shmemx_engine_wait failed (logged above)");
+                }
                 else if (shmemx_float_sum_reduce_on_stream(SHMEM_TEAM_WORLD, dest, src, n, s)) PT_FAIL(&o, "reduce_on_stream failed");
             }
             PT_CUDA(cudaStreamSynchronize(s));
@@ -133,7 +136,7 @@ int main(int argc, char **argv)
         shmem_barrier_all();
     }
     shmemx_engine_stats_t st;
-    shmemx_engine_stats(e, &st);
+    if (shmemx_engine_stats(e, &st)) PT_FAIL(&o, "shmemx_engine_stats failed (logged above)");
     if (me == 0 && !o.json)
         printf("# engine: %llu preemptions, %llu daemon launches, %llu exits\n", (unsigned long long)st.preemptions,
                (unsigned long long)st.launches, (unsigned long long)st.exits);
