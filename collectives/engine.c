@@ -48,6 +48,9 @@ struct shmemx_engine {
     int quit, running, poller_started;
     volatile int error; /* the daemon failed: every wait reports it */
     uint64_t cb_seen[GSHMEMI_ENGINE_MAX_COLLS];
+    uint64_t stalled_since[GSHMEMI_ENGINE_MAX_COLLS]; /* when its oldest pending request last moved (0: none pending) */
+    uint64_t stalled_done[GSHMEMI_ENGINE_MAX_COLLS];  /* done count then */
+    int stall_reported[GSHMEMI_ENGINE_MAX_COLLS];
     engine_cb_t cbs[GSHMEMI_ENGINE_MAX_COLLS][GSHMEMI_ENGINE_TASKS];
     uint64_t launches, exits;
     uint64_t launched_next; /* queue entries published when the daemon was last launched */
@@ -82,6 +85,23 @@ static int poll_once(shmemx_engine_t *e)
                 c.cb(c.arg, ((uint64_t)(id + 1) << SEQ_BITS) | seq);
                 pthread_mutex_lock(&e->lock);
             }
+        }
+    }
+    /* a collective pending, without progress, longer than the device wait timeout: say so once
+     * (a member has not submitted it, or has stopped); the engine keeps trying */
+    const uint64_t now = now_ns();
+    for (int id = 0; id < e->sq.ncolls; id++) {
+        uint64_t done = __atomic_load_n(&e->host->done[id], __ATOMIC_ACQUIRE);
+        if (done >= e->sq.seq[id]) {
+            e->stalled_since[id] = 0, e->stall_reported[id] = 0;
+        } else if (!e->stalled_since[id] || done != e->stalled_done[id]) {
+            e->stalled_since[id] = now, e->stalled_done[id] = done, e->stall_reported[id] = 0;
+        } else if (!e->stall_reported[id] && now - e->stalled_since[id] > e->timeout_ns) {
+            const gshmemi_engine_coll_t *c = &e->colls[id];
+            GSHMEMI_WARN("engine", "collective %d (kind %d, team of %d from PE %d, stride %d): request %llu pending for %.0f s "
+                         "without progress; a member has not submitted it, or has stopped",
+                         id, c->kind, c->size, c->start, c->stride, (unsigned long long)done + 1, (now - e->stalled_since[id]) / 1e9);
+            e->stall_reported[id] = 1;
         }
     }
     if (e->running) {
