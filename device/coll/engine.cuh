@@ -341,7 +341,7 @@ GSHMEMI_DEV void gshmemi_engine_daemon(const gshmemi_engine_dev_t &e)
                         r.task = me->tasks[r.slot];
                         r.coll = e.colls[r.task.coll];
                         r.ctx = e.ctx[(size_t)r.task.coll * e.ctas + b];
-                        if (r.ctx.pc == GSHMEMI_ENGINE_PC_ARRIVE) r.ctx.seq = r.task.seq, r.ctx.chunk = 0;
+                        if (r.ctx.pc == GSHMEMI_ENGINE_PC_ARRIVE) r.ctx.seq = r.task.seq, r.ctx.chunk = 0, r.ctx.streak = 0;
                         const uint64_t bytes = gshmemi_engine_bytes(r.coll.kind, r.task.count, r.coll.es, r.coll.size);
                         const uint64_t units = (r.task.count * r.coll.es + 15) / 16;
                         r.ll = gshmemi_engine_uses_ll(r.coll.kind, r.task.count, r.coll.es);

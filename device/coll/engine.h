@@ -205,10 +205,12 @@ GSHMEMI_HD_INLINE uint32_t gshmemi_engine_spins(uint32_t base, int position, int
     return (uint32_t)t;
 }
 
-/* The streak after a wait: one more when it succeeded, halved when it was preempted. */
+/* The streak after a wait: one more (up to GSHMEMI_ENGINE_STREAK_MAX) when it succeeded, halved
+ * when it was preempted. Each request starts at 0: stickiness is earned within a call, so a
+ * collective that ran well before cannot hold a CTA long once its members are elsewhere. */
 GSHMEMI_HD_INLINE uint32_t gshmemi_engine_streak(uint32_t streak, int succeeded)
 {
-    return succeeded ? (streak < 1000 ? streak + 1 : streak) : streak / 2;
+    return succeeded ? (streak < GSHMEMI_ENGINE_STREAK_MAX ? streak + 1 : GSHMEMI_ENGINE_STREAK_MAX) : streak / 2;
 }
 
 /* Task order: higher priority first, then queue order. 1 when a goes before b. */

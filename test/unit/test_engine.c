@@ -187,6 +187,12 @@ static void test_stickiness(void **state)
     assert_int_equal(gshmemi_engine_streak(3, 1), 4);
     assert_int_equal(gshmemi_engine_streak(5, 0), 2);
     assert_int_equal(gshmemi_engine_streak(0, 0), 0);
+    /* capped: after any run of successes, three preemptions bring it back to 0 */
+    uint32_t st = 0;
+    for (int i = 0; i < 100; i++) st = gshmemi_engine_streak(st, 1);
+    assert_int_equal(st, GSHMEMI_ENGINE_STREAK_MAX);
+    for (int i = 0; i < 3; i++) st = gshmemi_engine_streak(st, 0);
+    assert_int_equal(st, 0);
     /* task order: priority, then queue order */
     assert_true(gshmemi_engine_before(1, 9, 0, 2));
     assert_false(gshmemi_engine_before(0, 2, 1, 9));
@@ -313,7 +319,7 @@ static void model_run(model_t *m, int p)
     if (m->pos[p] >= n) m->pos[p] = 0;
     const int slot = cand[m->pos[p]], x = m->list[p][slot], kind = kind_of(x);
     gshmemi_engine_ctx_t *c = &m->ctx[p][x];
-    if (c->pc == GSHMEMI_ENGINE_PC_ARRIVE) c->seq = m->lseq[p][slot], c->chunk = 0;
+    if (c->pc == GSHMEMI_ENGINE_PC_ARRIVE) c->seq = m->lseq[p][slot], c->chunk = 0, c->streak = 0;
     const int ll = ll_of(x, c->seq), par = m->ll_single ? 0 : (int)(c->seq & 1);
     const uint32_t nch = ll ? 1 : NCH;
     for (;;) {
