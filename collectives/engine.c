@@ -40,7 +40,8 @@ struct shmemx_engine {
     int threads, device;
     CUcontext ctx; /* the creating thread's, made current in the poller */
     uint64_t timeout_ns;
-    cudaStream_t stream;
+    cudaStream_t stream;      /* the daemon's */
+    cudaStream_t copy_stream; /* copies that must not queue behind the daemon */
     cudaEvent_t ended;
     pthread_t poller;
     pthread_mutex_t lock; /* submission with its callback, the poller's state */
@@ -173,6 +174,7 @@ static void *poller_main(void *arg)
 static void release(shmemx_engine_t *e)
 {
     if (e->stream) RELEASE_CUDA(cudaStreamDestroy(e->stream));
+    if (e->copy_stream) RELEASE_CUDA(cudaStreamDestroy(e->copy_stream));
     if (e->ended) RELEASE_CUDA(cudaEventDestroy(e->ended));
     if (e->host) RELEASE_CUDA(cudaFreeHost(e->host));
     if (e->dev.colls) RELEASE_CUDA(cudaFree((void *)e->dev.colls));
@@ -261,6 +263,7 @@ int shmemx_engine_create(const shmemx_engine_attr_t *attr, shmemx_engine_t **eng
         }
     }
     ENGINE_CUDA(cudaStreamCreateWithFlags(&e->stream, cudaStreamNonBlocking));
+    ENGINE_CUDA(cudaStreamCreateWithFlags(&e->copy_stream, cudaStreamNonBlocking));
     ENGINE_CUDA(cudaEventCreateWithFlags(&e->ended, cudaEventDisableTiming));
     /* the host words and the ring, one pinned, mapped block */
     {
@@ -304,6 +307,27 @@ int shmemx_engine_create(const shmemx_engine_attr_t *attr, shmemx_engine_t **eng
             GSHMEMI_ERROR("engine", "%s: the flags pool (%zu bytes of symmetric heap) could not be allocated", routine, bytes);
             rc = GSHMEMI_ERR_NOMEM;
             goto fail;
+        }
+        /* every PE must pass the same ctas: the pool's layout depends on it (a min and a max
+         * over the world, in the pool before it is cleared; every PE sees the same answer) */
+        {
+            int mine[2] = {a.ctas, -a.ctas}, most[2];
+            /* a pageable cudaMemcpy may return before its data lands: the copy and its stream's end */
+            ENGINE_CUDA(cudaMemcpyAsync(e->pool, mine, sizeof(mine), cudaMemcpyHostToDevice, e->copy_stream));
+            ENGINE_CUDA(cudaStreamSynchronize(e->copy_stream));
+            if (shmem_int_max_reduce(SHMEM_TEAM_WORLD, (int *)(e->pool + 64), (const int *)e->pool, 2) != 0) {
+                GSHMEMI_ERROR("engine", "%s: comparing attr->ctas over the PEs failed (logged above)", routine);
+                rc = GSHMEMI_ERR_CUDA;
+                goto fail;
+            }
+            ENGINE_CUDA(cudaMemcpyAsync(most, e->pool + 64, sizeof(most), cudaMemcpyDeviceToHost, e->copy_stream));
+            ENGINE_CUDA(cudaStreamSynchronize(e->copy_stream));
+            if (most[0] != -most[1]) {
+                GSHMEMI_ERROR("engine", "%s: attr->ctas is %d here but ranges over %d..%d on the PEs; every PE must pass the same", routine,
+                              a.ctas, -most[1], most[0]);
+                rc = GSHMEMI_ERR_INVALID;
+                goto fail;
+            }
         }
         ENGINE_CUDA(cudaMemsetAsync(e->pool, 0, bytes, e->stream));
         ENGINE_CUDA(cudaStreamSynchronize(e->stream));
@@ -410,10 +434,12 @@ int shmemx_engine_register(shmemx_engine_t *e, const shmemx_engine_coll_t *d, in
     c->ll = (uint64_t *)((char *)c->flags + e->flags_bytes);
     e->max_count[n] = d->max_count;
     pthread_mutex_unlock(&e->lock);
-    /* the daemon reads it only for requests submitted after this returns */
-    cudaError_t err = cudaMemcpy((void *)(e->dev.colls + n), c, sizeof(*c), cudaMemcpyHostToDevice);
+    /* the daemon reads it only for requests submitted after this returns: the copy has landed
+     * (on a stream of its own: the daemon's may be busy with the daemon) */
+    cudaError_t err = cudaMemcpyAsync((void *)(e->dev.colls + n), c, sizeof(*c), cudaMemcpyHostToDevice, e->copy_stream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(e->copy_stream);
     if (err != cudaSuccess) {
-        GSHMEMI_ERROR("engine", "%s: cudaMemcpy of the collective's context failed: %s", routine, cudaGetErrorString(err));
+        GSHMEMI_ERROR("engine", "%s: copying the collective's context to the GPU failed: %s", routine, cudaGetErrorString(err));
         return GSHMEMI_ERR_CUDA;
     }
     *id = n;
