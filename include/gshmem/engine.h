@@ -77,7 +77,8 @@ typedef void (*shmemx_engine_callback_t)(void *arg, shmemx_engine_ticket_t ticke
 /* Collective over all PEs (it allocates symmetric memory). attr may be NULL. */
 int shmemx_engine_create(const shmemx_engine_attr_t *attr, shmemx_engine_t **engine);
 /* Collective over desc->team, in the same order on its PEs (per team): gives the collective its
- * own flags, so a preempted collective's are never another's. *id is the same on no two. */
+ * own flags, so a preempted collective's are never another's. *id is this PE's handle of it (the
+ * handles of one collective may differ between PEs). */
 int shmemx_engine_register(shmemx_engine_t *engine, const shmemx_engine_coll_t *desc, int *id);
 /* Queues one call of collective `id` (the k-th submission of `id` on each member is one call).
  * dest and source are symmetric and ready (the work producing source has completed); count
