@@ -27,6 +27,10 @@ typedef struct {
     const gshmemi_team_dev_t *(*team_member)(shmem_team_t team, const char *routine);
     /* 1 when [ptr, ptr+len) lies in this PE's heap */
     int (*in_heap)(const void *ptr, size_t len);
+    /* symmetric memory, collective over all PEs (shmem_align's rules; NULL with a logged reason),
+     * and its release (collective too) */
+    void *(*sym_alloc)(size_t size);
+    void (*sym_free)(void *ptr);
 } gshmemi_coll_runtime_t;
 /* Binds the runtime's table (it must outlive every call); before the first bind every entry point
  * refuses, as called before shmem_init. */

@@ -119,6 +119,8 @@ GSHMEMI_SIGNAL_FAMILY
 
 /* Teams, barriers and collectives. */
 #include "gshmem/coll.h"
+/* The preemptive collective engine: collectives PEs may call in any order. */
+#include "gshmem/engine.h"
 
 #ifdef __CUDACC__
 #include "gshmem/device.cuh"

@@ -50,3 +50,5 @@ $run "$pt/reduce_on_stream" -b 8 -e 128M -f 4 "$@"
 $run "$pt/fcollect_on_stream" -b 8 -e 8M -f 4 "$@"
 $run "$pt/alltoall_on_stream" -b 8 -e 8M -f 4 "$@"
 $run "$pt/reduce" --scope grid -c $grid_ctas -t 512 -b 8M -e 128M -f 16 "$@"
+# the preemptive collective engine against the on-stream allreduce (8 B .. 128 MiB x16)
+$run "$pt/engine_allreduce" "$@"

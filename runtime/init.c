@@ -41,6 +41,8 @@ int gshmemi_in_heap(const void *ptr, size_t len)
     return p >= base && p <= base + gshmemi_state.heap.region && len <= (size_t)(base + gshmemi_state.heap.region - p);
 }
 
+static void *coll_sym_alloc(size_t size) { return shmem_align(128, size); }
+
 /* What collectives/ asks of the runtime (collectives/launch.h), bound at every shmem_init. */
 static const gshmemi_coll_runtime_t coll_runtime = {
     .initialized = gshmemi_host_initialized,
@@ -48,6 +50,8 @@ static const gshmemi_coll_runtime_t coll_runtime = {
     .dstate = gshmemi_runtime_dstate,
     .team_member = gshmemi_team_member,
     .in_heap = gshmemi_in_heap,
+    .sym_alloc = coll_sym_alloc,
+    .sym_free = shmem_free,
 };
 
 /* ---- bootstrap choice ---- */

@@ -34,7 +34,7 @@ if [ $# = 0 ]; then
     mapfile -t plan < <(meson introspect "$san" --tests --targets | python3 -c '
 import json, os, sys
 info = json.load(sys.stdin)
-want = "route proxy_join alloc env gshmem_info coll_rules cmp proxy_fifo proxy_verbs proxy_hostreq mlx5_wqe ibgda_emul ibgda_ring ibgda_prm ibgda_setup bootstrap_uid launcher bootstrap_addr bootstrap_pmix pmix_dead_rank".split()
+want = "route proxy_join alloc env gshmem_info coll_rules cmp engine proxy_fifo proxy_verbs proxy_hostreq mlx5_wqe ibgda_emul ibgda_ring ibgda_prm ibgda_setup bootstrap_uid launcher bootstrap_addr bootstrap_pmix pmix_dead_rank".split()
 files = {t["id"]: t["filename"] for t in info["targets"]}
 tests = [t for t in info["tests"] if t["name"] in want]
 print(" ".join(t["name"] for t in tests))

@@ -45,7 +45,8 @@ extern "C" {
     X(cuPointerGetAttribute)                                                                      \
     X(cuMemcpyPeerAsync)                                                                          \
     X(cuStreamWriteValue32)                                                                       \
-    X(cuStreamWriteValue64)
+    X(cuStreamWriteValue64)                                                                       \
+    X(cuStreamWaitValue64)
 
 /* Entry points a driver may lack, with the CUDA version that brought them: NULL when it is older,
  * and what uses them says so (the module preload: modules.c). */

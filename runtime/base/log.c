@@ -53,6 +53,7 @@ const char *gshmemi_strerror(int status)
     case GSHMEMI_ERR_REMOTE: return "a peer process failed";
     case GSHMEMI_ERR_UNSUPPORTED: return "not supported";
     case GSHMEMI_ERR_STATE: return "library not initialized";
+    case GSHMEMI_ERR_AGAIN: return "queue full, try again";
     default: return "unknown error";
     }
 }

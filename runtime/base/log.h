@@ -19,6 +19,7 @@ enum {
     GSHMEMI_ERR_REMOTE = -6,   /* a peer failed or disconnected */
     GSHMEMI_ERR_UNSUPPORTED = -7,
     GSHMEMI_ERR_STATE = -8,    /* called before init / after finalize */
+    GSHMEMI_ERR_AGAIN = -9,    /* a queue is full: try again once some of it has drained */
 };
 
 enum { GSHMEMI_LOG_NONE = 0, GSHMEMI_LOG_WARN = 1, GSHMEMI_LOG_INFO = 2, GSHMEMI_LOG_TRACE = 3 };

@@ -11,7 +11,7 @@ set -uo pipefail
 build=$1 npes=$2
 shift 2
 tests=("$@")
-[ ${#tests[@]} -eq 0 ] && tests=(rma typed amo signal heap barrier modules coll init_loop wide_blocks)
+[ ${#tests[@]} -eq 0 ] && tests=(rma typed amo signal heap barrier modules coll engine init_loop wide_blocks)
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 export GSHMEM_SYMMETRIC_SIZE=${GSHMEM_SYMMETRIC_SIZE:-2G}
 

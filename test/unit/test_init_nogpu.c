@@ -127,12 +127,18 @@ int main(void)
         fprintf(stderr, "a collective did not fail after a failed init\n");
         return 1;
     }
+    /* the collective engine refuses too, and starts no thread */
+    shmemx_engine_t *engine = (shmemx_engine_t *)&team;
+    if (shmemx_engine_create(NULL, &engine) != SHMEMX_ENGINE_ESTATE || engine != (shmemx_engine_t *)&team) {
+        fprintf(stderr, "shmemx_engine_create did not refuse after a failed init\n");
+        return 1;
+    }
     shmem_barrier(SHMEM_TEAM_WORLD);
     shmem_sync_all();
     if (count_entries("/proc/self/fd") != fds || count_entries("/proc/self/task") != tasks) {
         fprintf(stderr, "fds or threads leaked by the failed inits\n");
         return 1;
     }
-    printf("shmemx_init_attr failed cleanly without a GPU (%d), each time releasing what it opened; teams and collectives refuse to run\n", rc);
+    printf("shmemx_init_attr failed cleanly without a GPU (%d), each time releasing what it opened; teams, collectives and the engine refuse to run\n", rc);
     return 0;
 }
