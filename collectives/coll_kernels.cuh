@@ -78,4 +78,17 @@ coll_kernel_t gshmemi_coll_kernel_int_narrow(int dtype, int op);
 coll_kernel_t gshmemi_coll_kernel_int_wide(int dtype, int op);
 coll_remote_kernel_t gshmemi_coll_remote_kernel(int reduces, int dtype);
 
+/* Defines `name`, one of the functions above, from a list KINDS(X) of X(GSHMEMI_DT_*, element
+ * type, reduce_kernel_of or minmax_kernel_of). */
+#define GSHMEMI_COLL_KERNEL_CASE(dtype_, T, kernel_of_) \
+    case dtype_: return kernel_of_<T>(op);
+#define GSHMEMI_DEFINE_COLL_KERNEL_OF(name, KINDS)       \
+    coll_kernel_t name(int dtype, int op)                \
+    {                                                    \
+        switch (dtype) {                                 \
+            KINDS(GSHMEMI_COLL_KERNEL_CASE)              \
+        default: return NULL;                            \
+        }                                                \
+    }
+
 #endif

@@ -3,13 +3,7 @@
 
 coll_kernel_t gshmemi_coll_kernel_data(void) { return coll_kernel<GSHMEMI_OP_NONE, char>; }
 
-coll_kernel_t gshmemi_coll_kernel_float(int dtype, int op)
-{
-    switch (dtype) {
-    case GSHMEMI_DT_FLOAT: return reduce_kernel_of<float>(op);
-    case GSHMEMI_DT_DOUBLE: return reduce_kernel_of<double>(op);
-    case GSHMEMI_DT_HALF: return reduce_kernel_of<__half>(op);
-    case GSHMEMI_DT_BFLOAT16: return reduce_kernel_of<__nv_bfloat16>(op);
-    default: return NULL;
-    }
-}
+#define FLOAT_KINDS(X)                                                                   \
+    X(GSHMEMI_DT_FLOAT, float, reduce_kernel_of) X(GSHMEMI_DT_DOUBLE, double, reduce_kernel_of) \
+    X(GSHMEMI_DT_HALF, __half, reduce_kernel_of) X(GSHMEMI_DT_BFLOAT16, __nv_bfloat16, reduce_kernel_of)
+GSHMEMI_DEFINE_COLL_KERNEL_OF(gshmemi_coll_kernel_float, FLOAT_KINDS)

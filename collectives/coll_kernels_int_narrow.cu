@@ -2,13 +2,7 @@
  * max (coll.cu maps the others to the unsigned kernels). */
 #include "coll_kernels.cuh"
 
-coll_kernel_t gshmemi_coll_kernel_int_narrow(int dtype, int op)
-{
-    switch (dtype) {
-    case GSHMEMI_DT_INT8: return minmax_kernel_of<int8_t>(op);
-    case GSHMEMI_DT_UINT8: return reduce_kernel_of<uint8_t>(op);
-    case GSHMEMI_DT_INT16: return minmax_kernel_of<int16_t>(op);
-    case GSHMEMI_DT_UINT16: return reduce_kernel_of<uint16_t>(op);
-    default: return NULL;
-    }
-}
+#define NARROW_KINDS(X)                                                                       \
+    X(GSHMEMI_DT_INT8, int8_t, minmax_kernel_of) X(GSHMEMI_DT_UINT8, uint8_t, reduce_kernel_of) \
+    X(GSHMEMI_DT_INT16, int16_t, minmax_kernel_of) X(GSHMEMI_DT_UINT16, uint16_t, reduce_kernel_of)
+GSHMEMI_DEFINE_COLL_KERNEL_OF(gshmemi_coll_kernel_int_narrow, NARROW_KINDS)

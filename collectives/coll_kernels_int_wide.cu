@@ -2,13 +2,7 @@
  * max (coll.cu maps the others to the unsigned kernels). */
 #include "coll_kernels.cuh"
 
-coll_kernel_t gshmemi_coll_kernel_int_wide(int dtype, int op)
-{
-    switch (dtype) {
-    case GSHMEMI_DT_INT32: return minmax_kernel_of<int32_t>(op);
-    case GSHMEMI_DT_UINT32: return reduce_kernel_of<uint32_t>(op);
-    case GSHMEMI_DT_INT64: return minmax_kernel_of<int64_t>(op);
-    case GSHMEMI_DT_UINT64: return reduce_kernel_of<uint64_t>(op);
-    default: return NULL;
-    }
-}
+#define WIDE_KINDS(X)                                                                           \
+    X(GSHMEMI_DT_INT32, int32_t, minmax_kernel_of) X(GSHMEMI_DT_UINT32, uint32_t, reduce_kernel_of) \
+    X(GSHMEMI_DT_INT64, int64_t, minmax_kernel_of) X(GSHMEMI_DT_UINT64, uint64_t, reduce_kernel_of)
+GSHMEMI_DEFINE_COLL_KERNEL_OF(gshmemi_coll_kernel_int_wide, WIDE_KINDS)
