@@ -57,6 +57,7 @@ static void *symmetric_alloc(const char *routine, size_t size, size_t align)
         return NULL;
     }
     /* Allocation is collective: no PE uses the new block before every PE has it. */
+    GSHMEMI_TRACE("heap", "%s: %zu bytes at offset %zu, heap backed; the PEs meet", routine, size, off);
     gshmemi_host_barrier_all();
     return st->heap.my_base + off;
 }

@@ -106,6 +106,7 @@ static int map_peer_chunk(gshmemi_transport_ctx_t *ctx, int local, size_t offset
         return GSHMEMI_ERR_CUDA;
     }
     p2p.mapped[local] = offset + size;
+    GSHMEMI_TRACE("heap", "local PE %d's chunk [%zu, +%zu) imported and mapped", local, offset, size);
     return gshmemi_heap_set_access(ctx->heap, addr, size);
 }
 
@@ -124,6 +125,7 @@ static int p2p_register_chunk(gshmemi_transport_ctx_t *ctx, const gshmemi_heap_c
         if (l != me)
             rc = gshmemi_ipc_send_fd(p2p.sock, p2p.keys[l], l, p2p.grow_seq, me, chunk->offset, chunk->size, fd, tmo);
     if (fd >= 0) close(fd);
+    GSHMEMI_TRACE("heap", "chunk [%zu, +%zu) sent to the %d other local PEs", chunk->offset, chunk->size, n - 1);
     for (int got = 0; got < n - 1 && rc == GSHMEMI_OK; got++) {
         int from, pfd;
         uint64_t poff, psize;
@@ -135,6 +137,7 @@ static int p2p_register_chunk(gshmemi_transport_ctx_t *ctx, const gshmemi_heap_c
             rc = GSHMEMI_ERR_REMOTE;
         } else if (p2p.reach[from]) {
             rc = map_peer_chunk(ctx, from, chunk->offset, chunk->size, pfd);
+            GSHMEMI_TRACE("heap", "local PE %d's chunk mapped", from);
         }
         close(pfd);
     }
