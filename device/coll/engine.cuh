@@ -318,7 +318,7 @@ GSHMEMI_DEV void gshmemi_engine_daemon(const gshmemi_engine_dev_t &e)
 {
     __shared__ gshmemi_engine_run r;
     __shared__ int order[GSHMEMI_ENGINE_TASKS];
-    __shared__ gshmemi_engine_sqe_t tasks[GSHMEMI_ENGINE_TASKS];
+    __shared__ __align__(16) gshmemi_engine_sqe_t tasks[GSHMEMI_ENGINE_TASKS]; /* copied as int4 */
     __shared__ int ntasks, fetch_n, fetch_at, stop;
     __shared__ uint64_t fetch_from;
     const int b = blockIdx.x;
@@ -408,7 +408,9 @@ GSHMEMI_DEV void gshmemi_engine_daemon(const gshmemi_engine_dev_t &e)
         __syncthreads();
         if (r.cmd == GSHMEMI_ENGINE_CMD_EXIT) break;
         if (r.cmd == GSHMEMI_ENGINE_CMD_IDLE) {
-            if (tid == 0) __nanosleep(200);
+            /* a short nap while requests may be coming back to back, a longer one later: each
+             * turn is a read over the bus, from every CTA */
+            if (tid == 0) __nanosleep(gshmemi_globaltimer() - idle_since < 50000 ? 200 : 2000);
             __syncthreads();
             continue;
         }
