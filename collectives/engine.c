@@ -198,6 +198,8 @@ static void release(shmemx_engine_t *e)
     if (e->dev.cta) RELEASE_CUDA(cudaFree(e->dev.cta));
     if (e->dev.finished) RELEASE_CUDA(cudaFree(e->dev.finished));
     if (e->dev.left) RELEASE_CUDA(cudaFree(e->dev.left));
+    if (e->dev.dsq) RELEASE_CUDA(cudaFree(e->dev.dsq));
+    if (e->dev.mirror) RELEASE_CUDA(cudaFree(e->dev.mirror));
     free(e);
 }
 
@@ -306,6 +308,9 @@ int shmemx_engine_create(const shmemx_engine_attr_t *attr, shmemx_engine_t **eng
         ENGINE_CUDA(cudaMemsetAsync(e->dev.cta, 0, sizeof(gshmemi_engine_cta_t) * a.ctas, e->stream));
         ENGINE_CUDA(cudaMemsetAsync(e->dev.finished, 0, sizeof(uint32_t) * GSHMEMI_ENGINE_MAX_COLLS * GSHMEMI_ENGINE_TASKS, e->stream));
         ENGINE_CUDA(cudaMalloc((void **)&e->dev.left, sizeof(uint32_t)));
+        ENGINE_CUDA(cudaMalloc((void **)&e->dev.dsq, sizeof(gshmemi_engine_sqe_t) * a.queue_slots));
+        ENGINE_CUDA(cudaMalloc((void **)&e->dev.mirror, 4 * sizeof(uint64_t)));
+        ENGINE_CUDA(cudaMemsetAsync(e->dev.mirror, 0, 4 * sizeof(uint64_t), e->stream));
     }
     e->dev.sq_slots = a.queue_slots;
     e->dev.ctas = a.ctas;

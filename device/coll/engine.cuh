@@ -254,14 +254,20 @@ GSHMEMI_DEV void gshmemi_engine_exec(gshmemi_engine_run &r, int b, unsigned tid,
 }
 
 /* Thread 0: the last of the CTAs to finish request `seq` of collective `id` publishes it. */
-GSHMEMI_DEV void gshmemi_engine_finish(const gshmemi_engine_dev_t &e, int id, uint64_t seq)
+GSHMEMI_DEV void gshmemi_engine_finish(const gshmemi_engine_dev_t &e, int id, uint64_t seq, bool *published)
 {
     uint32_t *cnt = e.finished + (size_t)id * GSHMEMI_ENGINE_TASKS + seq % GSHMEMI_ENGINE_TASKS;
-    __threadfence_system(); /* this CTA's stores (and its earlier completions) before the count */
+    /* this CTA's stores before the count; and, when it has written a completion word since its
+     * last fence at system scope, that word before the count (the next request's completion,
+     * written by another CTA, must not overtake it on its way to the host). Only then at system
+     * scope: that fence waits for writes over the bus, and every CTA passes here per request. */
+    if (*published) __threadfence_system(), *published = false;
+    else __threadfence();
     if (atomicAdd(cnt, 1u) == (uint32_t)e.ctas - 1) {
         atomicExch(cnt, 0u);
         __threadfence_system(); /* every CTA's stores before the word the host reads */
         gshmemi_st_release_u64((void *)&e.host->done[id], seq);
+        *published = true;
     }
 }
 
@@ -324,7 +330,9 @@ GSHMEMI_DEV void gshmemi_engine_daemon(const gshmemi_engine_dev_t &e)
     const int b = blockIdx.x;
     const unsigned tid = threadIdx.x, nt = blockDim.x;
     gshmemi_engine_cta_t *me = e.cta + b;
-    uint64_t idle_since = 0, progress_at = gshmemi_globaltimer(), preempted = 0, looked_at = 0, acked = ~0ull, hold = 0, sq_head = 0;
+    uint64_t idle_since = 0, progress_at = gshmemi_globaltimer(), preempted = 0, looked_at = 0, acked = ~0ull, hold = 0, sq_head = 0,
+             mirrored_hold = ~0ull;
+    bool published = false; /* thread 0 wrote a completion word since its last fence at system scope */
     int pos = 0, pass_progress = 0, n = 0, dirty = 1; /* n: runnable tasks in order[] (recomputed when dirty) */
 
     if (tid == 0) preempted = e.host->preempted[b], ntasks = me->ntasks, sq_head = me->sq_head;
@@ -332,15 +340,26 @@ GSHMEMI_DEV void gshmemi_engine_daemon(const gshmemi_engine_dev_t &e)
     for (unsigned i = tid; i < (unsigned)ntasks * 4; i += nt) ((int4 *)tasks)[i] = ((const int4 *)me->tasks)[i];
     __syncthreads();
     for (;;) {
-        /* look at the queue: new entries are copied by every thread, a quarter entry each */
+        /* look at the queue: CTA 0 at the ring in pinned memory, which it copies into device
+         * memory for the others (reads over the bus from every CTA would queue behind each other:
+         * the cost of a request grew with the CTAs); new entries are copied by every thread, a
+         * quarter entry each */
         if (tid == 0) {
             fetch_n = 0, stop = 0;
             const uint64_t now = gshmemi_globaltimer();
             if (n == 0 || now - looked_at >= GSHMEMI_ENGINE_LOOK_NS) {
                 uint64_t tail;
-                if (n == 0) stop = (int)e.host->stop; /* asked by destroy, which waits for every request first */
-                gshmemi_engine_look(e, &tail, &hold);
                 looked_at = now;
+                if (b == 0) {
+                    if (n == 0) stop = (int)e.host->stop; /* asked by destroy, which waits for every request first */
+                    gshmemi_engine_look(e, &tail, &hold);
+                    if (hold != mirrored_hold) mirrored_hold = hold, ((volatile uint64_t *)e.mirror)[1] = hold;
+                    if (stop) ((volatile uint64_t *)e.mirror)[2] = 1;
+                } else {
+                    tail = gshmemi_ld_acquire_u64(e.mirror);
+                    hold = ((volatile uint64_t *)e.mirror)[1];
+                    if (n == 0) stop = (int)((volatile uint64_t *)e.mirror)[2];
+                }
                 gshmemi_engine_held(e, b, hold, &acked);
                 const uint64_t room = (uint64_t)(GSHMEMI_ENGINE_TASKS - ntasks);
                 if (tail > sq_head) fetch_from = sq_head, fetch_at = ntasks, fetch_n = (int)(tail - sq_head < room ? tail - sq_head : room);
@@ -350,13 +369,29 @@ GSHMEMI_DEV void gshmemi_engine_daemon(const gshmemi_engine_dev_t &e)
         if (stop) break;
         if (fetch_n) {
             for (unsigned i = tid; i < (unsigned)fetch_n * 4; i += nt) {
-                const int4 *s = (const int4 *)(e.sq + ((fetch_from + i / 4) & (e.sq_slots - 1))) + i % 4;
-                ((int4 *)&tasks[fetch_at + i / 4])[i % 4] = __ldcv(s); /* from memory, not a cached copy */
+                const size_t slot = (fetch_from + i / 4) & (e.sq_slots - 1);
+                int4 v;
+                if (b == 0) {
+                    v = __ldcv((const int4 *)(e.sq + slot) + i % 4); /* from memory, not a cached copy */
+                    ((int4 *)(e.dsq + slot))[i % 4] = v;
+                } else {
+                    v = __ldcg((const int4 *)(e.dsq + slot) + i % 4); /* CTA 0 wrote it: not from L1 */
+                }
+                ((int4 *)&tasks[fetch_at + i / 4])[i % 4] = v;
             }
-            __syncthreads(); /* every copy landed before the slots are released */
+            __syncthreads(); /* every copy landed before the slots are released (and, CTA 0, published) */
             if (tid == 0) {
                 ntasks += fetch_n, sq_head += fetch_n;
-                gshmemi_st_release_u64((void *)&e.host->head[b], sq_head);
+                /* the slots' release: CTA 0 read the ring in pinned memory (a release: those
+                 * reads before it); the others read CTA 0's copy, which CTA 0 overwrites only
+                 * once the host has reused the slot, after this store (relaxed: no fence at
+                 * system scope, which would wait for this CTA's writes over the bus) */
+                if (b == 0) gshmemi_st_release_u64((void *)&e.host->head[b], sq_head);
+                else gshmemi_st_relaxed_u64((void *)&e.host->head[b], sq_head);
+                if (b == 0) {
+                    __threadfence(); /* the CTA's copies into dsq before the tail that covers them */
+                    gshmemi_st_release_u64(e.mirror, sq_head);
+                }
                 pos = 0, dirty = 1;
             }
         }
@@ -422,7 +457,7 @@ GSHMEMI_DEV void gshmemi_engine_daemon(const gshmemi_engine_dev_t &e)
                 *saved = r.ctx;
                 for (int i = r.slot; i + 1 < ntasks; i++) tasks[i] = tasks[i + 1];
                 ntasks--;
-                gshmemi_engine_finish(e, r.task.coll, r.task.seq);
+                gshmemi_engine_finish(e, r.task.coll, r.task.seq, &published);
                 pos = 0, pass_progress = 1, dirty = 1;
             } else {
                 *saved = r.ctx; /* resumes at this step */

@@ -115,6 +115,8 @@ typedef struct gshmemi_engine_dev {
     gshmemi_engine_cta_t *cta;         /* [ctas] */
     uint32_t *finished;                /* [GSHMEMI_ENGINE_MAX_COLLS][GSHMEMI_ENGINE_TASKS]: CTAs done with a request */
     uint32_t *left;                    /* CTAs of the current launch that have exited (zeroed before each launch) */
+    gshmemi_engine_sqe_t *dsq;         /* [sq_slots] device memory: CTA 0's copy of the ring, which the other CTAs read */
+    uint64_t *mirror;                  /* device memory: CTA 0's copy of {tail (entries in dsq), hold, stop} */
     uint32_t sq_slots;
     int32_t ctas;
     uint64_t idle_ns;                  /* a CTA with nothing to do exits after this long */
