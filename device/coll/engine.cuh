@@ -5,10 +5,10 @@
  * them.
  *
  * A CTA's loop (thread 0 schedules, every thread moves data):
- *   1. look at the queue in pinned memory (at every turn when idle, every few microseconds when
- *      busy: each look is a round trip over the bus) and copy new entries into its task queue
- *      (shared memory while it runs, device memory across exits); its head in pinned memory
- *      frees their slots;
+ *   1. look at the queue (at every turn when idle, every few microseconds when busy) and copy new
+ *      entries into its task queue (shared memory while it runs, device memory across exits):
+ *      CTA 0 from the ring in pinned memory (a round trip over the bus), which it copies into
+ *      device memory for the other CTAs; its head in pinned memory frees their slots;
  *   2. order the runnable tasks (the oldest request of each collective) by priority, then queue
  *      order, and run the one at the current position from its saved step: arrive (signal the
  *      members), wait for their arrival, work (chunk by chunk: loads of the members' sources
