@@ -281,13 +281,11 @@ GSHMEMI_DEV void gshmemi_engine_look(const gshmemi_engine_dev_t &e, uint64_t *ta
  * the hold is active and no CTA of this launch has left. Acknowledges the generation it keeps. */
 GSHMEMI_DEV bool gshmemi_engine_held(const gshmemi_engine_dev_t &e, int b, uint64_t hold, uint64_t *acked)
 {
-    if (hold >> 1 == *acked && !(hold & 1)) return false; /* nothing new to acknowledge, nothing held */
-    if (*(volatile uint32_t *)e.left != 0) return false;
-    if (hold >> 1 != *acked) {
-        *acked = hold >> 1;
-        gshmemi_st_relaxed_u64((void *)&e.host->ack[b], *acked);
-    }
-    return (hold & 1) != 0;
+    if (hold >> 1 == *acked && !(hold & 1)) return false; /* nothing new to acknowledge, nothing held: no need to read left */
+    int ack;
+    const bool stays = gshmemi_engine_hold_stays(hold, *(volatile uint32_t *)e.left, acked, &ack);
+    if (ack) gshmemi_st_relaxed_u64((void *)&e.host->ack[b], *acked);
+    return stays;
 }
 
 /* Thread 0: the runnable tasks (each collective's oldest) in run order, into order[]; their count. */

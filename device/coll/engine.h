@@ -228,6 +228,21 @@ GSHMEMI_HD_INLINE uint32_t gshmemi_engine_streak(uint32_t streak, int succeeded)
     return succeeded ? (streak < GSHMEMI_ENGINE_STREAK_MAX ? streak + 1 : GSHMEMI_ENGINE_STREAK_MAX) : streak / 2;
 }
 
+/* ---- a stream wait's hold (gshmemi_engine_host_t) ---- */
+/* A CTA's reading of the hold word `hold` with `left` CTAs of its launch gone: whether it must
+ * stay (the hold is active and its launch whole), and, into *acked, the generation it
+ * acknowledges (1 returned in *ack when that changed: the CTA then stores it into its ack word).
+ * A CTA that acknowledged a generation stays while the hold is active and no CTA has left; the
+ * host counts on the launch once every CTA acknowledged, so no CTA of it can leave after that:
+ * the first to leave would have had to see the hold inactive or a CTA gone. */
+GSHMEMI_HD_INLINE int gshmemi_engine_hold_stays(uint64_t hold, uint32_t left, uint64_t *acked, int *ack)
+{
+    *ack = 0;
+    if (left != 0) return 0;
+    if (hold >> 1 != *acked) *acked = hold >> 1, *ack = 1;
+    return (hold & 1) != 0;
+}
+
 /* Task order: higher priority first, then queue order. 1 when a goes before b. */
 GSHMEMI_HD_INLINE int gshmemi_engine_before(int prio_a, uint64_t index_a, int prio_b, uint64_t index_b)
 {
