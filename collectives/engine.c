@@ -56,6 +56,11 @@ struct shmemx_engine {
     uint64_t launches, exits;
     uint64_t launched_next; /* queue entries published when the daemon was last launched */
     uint64_t exit_ns;       /* when the daemon was last seen ended */
+    /* stream waits (gshmemi_engine_host_t's hold): the generation last published, and the
+     * requests held (per collective, the highest); holding: the active bit is set */
+    uint64_t hold_gen;
+    uint64_t hold_seq[GSHMEMI_ENGINE_MAX_COLLS];
+    int holding;
 };
 
 static uint64_t now_ns(void)
@@ -105,6 +110,15 @@ static int poll_once(shmemx_engine_t *e)
             e->stall_reported[id] = 1;
         }
     }
+    /* every request a stream wait held is complete: the daemon may leave again */
+    if (e->holding) {
+        int held = 0;
+        for (int id = 0; id < e->sq.ncolls && !held; id++) held = __atomic_load_n(&e->host->done[id], __ATOMIC_ACQUIRE) < e->hold_seq[id];
+        if (!held) {
+            __atomic_store_n(&e->host->hold, e->hold_gen << 1, __ATOMIC_RELEASE);
+            e->holding = 0;
+        }
+    }
     if (e->running) {
         cudaError_t q = cudaEventQuery(e->ended);
         if (q == cudaSuccess) {
@@ -122,7 +136,9 @@ static int poll_once(shmemx_engine_t *e)
     const int fresh = e->sq.next != e->launched_next || now_ns() - e->exit_ns >= RELAUNCH_PAUSE_NS;
     if (pending && !e->running && !e->error && fresh) {
         e->launched_next = e->sq.next;
-        if (gshmemi_engine_launch(&e->dev, e->threads, e->stream) != GSHMEMI_OK ||
+        cudaError_t z = cudaMemsetAsync(e->dev.left, 0, sizeof(uint32_t), e->stream);
+        if (z != cudaSuccess) GSHMEMI_ERROR("engine", "cudaMemsetAsync of the daemon's exit count failed: %s", cudaGetErrorString(z));
+        if (z != cudaSuccess || gshmemi_engine_launch(&e->dev, e->threads, e->stream) != GSHMEMI_OK ||
             cudaEventRecord(e->ended, e->stream) != cudaSuccess) {
             GSHMEMI_ERROR("engine", "relaunching the daemon failed; every pending request of this engine fails");
             e->error = 1;
@@ -181,6 +197,9 @@ static void release(shmemx_engine_t *e)
     if (e->dev.ctx) RELEASE_CUDA(cudaFree(e->dev.ctx));
     if (e->dev.cta) RELEASE_CUDA(cudaFree(e->dev.cta));
     if (e->dev.finished) RELEASE_CUDA(cudaFree(e->dev.finished));
+    if (e->dev.left) RELEASE_CUDA(cudaFree(e->dev.left));
+    if (e->dev.dsq) RELEASE_CUDA(cudaFree(e->dev.dsq));
+    if (e->dev.mirror) RELEASE_CUDA(cudaFree(e->dev.mirror));
     free(e);
 }
 
@@ -288,6 +307,10 @@ int shmemx_engine_create(const shmemx_engine_attr_t *attr, shmemx_engine_t **eng
         ENGINE_CUDA(cudaMemsetAsync(e->dev.ctx, 0, sizeof(gshmemi_engine_ctx_t) * GSHMEMI_ENGINE_MAX_COLLS * a.ctas, e->stream));
         ENGINE_CUDA(cudaMemsetAsync(e->dev.cta, 0, sizeof(gshmemi_engine_cta_t) * a.ctas, e->stream));
         ENGINE_CUDA(cudaMemsetAsync(e->dev.finished, 0, sizeof(uint32_t) * GSHMEMI_ENGINE_MAX_COLLS * GSHMEMI_ENGINE_TASKS, e->stream));
+        ENGINE_CUDA(cudaMalloc((void **)&e->dev.left, sizeof(uint32_t)));
+        ENGINE_CUDA(cudaMalloc((void **)&e->dev.dsq, sizeof(gshmemi_engine_sqe_t) * a.queue_slots));
+        ENGINE_CUDA(cudaMalloc((void **)&e->dev.mirror, 4 * sizeof(uint64_t)));
+        ENGINE_CUDA(cudaMemsetAsync(e->dev.mirror, 0, 4 * sizeof(uint64_t), e->stream));
     }
     e->dev.sq_slots = a.queue_slots;
     e->dev.ctas = a.ctas;
@@ -578,13 +601,49 @@ int shmemx_engine_wait(shmemx_engine_t *e, shmemx_engine_ticket_t t, double time
     return GSHMEMI_OK;
 }
 
+/* A stream wait makes the daemon stay resident until the request completes (engine.h,
+ * gshmemi_engine_host_t's hold): the work it holds back on `stream` may share a hardware queue with
+ * the daemon's stream, and a daemon relaunched behind it would never run. So the wait is enqueued
+ * once every CTA of a running daemon has acknowledged the hold (the poller relaunches a daemon
+ * that ended first), bounded as shmemx_engine_wait. */
 int shmemx_engine_stream_wait(shmemx_engine_t *e, shmemx_engine_ticket_t t, struct CUstream_st *stream)
 {
     int id, rc;
-    uint64_t seq;
+    uint64_t seq, gen, start = now_ns();
     void *word;
     if ((rc = decode(e, t, &id, &seq, "shmemx_engine_stream_wait")) != GSHMEMI_OK) return rc;
     GSHMEMI_CUDACHECK(cudaHostGetDevicePointer(&word, (void *)&e->host->done[id], 0));
+    if (__atomic_load_n(&e->host->done[id], __ATOMIC_ACQUIRE) < seq) {
+        pthread_mutex_lock(&e->lock);
+        if (e->hold_seq[id] < seq) e->hold_seq[id] = seq;
+        gen = ++e->hold_gen;
+        e->holding = 1;
+        __atomic_store_n(&e->host->hold, gen << 1 | 1, __ATOMIC_RELEASE);
+        if (!e->running) pthread_cond_signal(&e->wake);
+        pthread_mutex_unlock(&e->lock);
+        for (uint32_t spins = 0;; spins++) {
+            int acked = 1;
+            for (int b = 0; b < e->dev.ctas && acked; b++) acked = e->host->ack[b] >= gen;
+            if (acked || __atomic_load_n(&e->host->done[id], __ATOMIC_ACQUIRE) >= seq) break;
+            if (e->error) {
+                GSHMEMI_ERROR("engine", "shmemx_engine_stream_wait: request %llu of collective %d cannot complete: the daemon failed "
+                              "(logged before)", (unsigned long long)seq, id);
+                return GSHMEMI_ERR_CUDA;
+            }
+            if ((spins & 255) == 255) {
+                if (now_ns() - start > e->timeout_ns) {
+                    int n = 0;
+                    for (int b = 0; b < e->dev.ctas; b++) n += e->host->ack[b] >= gen;
+                    GSHMEMI_ERROR("engine", "shmemx_engine_stream_wait: the daemon did not take the hold for request %llu of collective %d "
+                                  "within %.3f s (%d of %d CTAs acknowledged; %s); nothing was enqueued on the stream",
+                                  (unsigned long long)seq, id, e->timeout_ns / 1e9, n, e->dev.ctas,
+                                  e->running ? "a launch is running" : "no launch is running");
+                    return GSHMEMI_ERR_TIMEOUT;
+                }
+                sched_yield();
+            }
+        }
+    }
     GSHMEMI_CUCHECK(cuStreamWaitValue64((CUstream)stream, (CUdeviceptr)(uintptr_t)word, seq, CU_STREAM_WAIT_VALUE_GEQ));
     return GSHMEMI_OK;
 }

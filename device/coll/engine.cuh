@@ -5,8 +5,10 @@
  * them.
  *
  * A CTA's loop (thread 0 schedules, every thread moves data):
- *   1. take new entries of the submission queue into its task queue (device memory, kept across
- *      exits); its head in pinned memory frees their slots;
+ *   1. look at the queue (at every turn when idle, every few microseconds when busy) and copy new
+ *      entries into its task queue (shared memory while it runs, device memory across exits):
+ *      CTA 0 from the ring in pinned memory (a round trip over the bus), which it copies into
+ *      device memory for the other CTAs; its head in pinned memory frees their slots;
  *   2. order the runnable tasks (the oldest request of each collective) by priority, then queue
  *      order, and run the one at the current position from its saved step: arrive (signal the
  *      members), wait for their arrival, work (chunk by chunk: loads of the members' sources
@@ -14,7 +16,8 @@
  *   3. a wait that polls past its threshold (gshmemi_engine_spins) preempts the collective: its
  *      step is saved and the next position runs. A finished request counts its CTA; the last
  *      CTA writes the collective's completion word;
- *   4. exit when idle, or every task stuck, for the set time, or when the host asks. */
+ *   4. exit when idle, or every task stuck, for the set time, or when the host asks; but not
+ *      while a stream wait holds the launch (engine.h, gshmemi_engine_host_t's hold). */
 #ifndef GSHMEM_DEVICE_COLL_ENGINE_CUH
 #define GSHMEM_DEVICE_COLL_ENGINE_CUH
 
@@ -251,48 +254,55 @@ GSHMEMI_DEV void gshmemi_engine_exec(gshmemi_engine_run &r, int b, unsigned tid,
 }
 
 /* Thread 0: the last of the CTAs to finish request `seq` of collective `id` publishes it. */
-GSHMEMI_DEV void gshmemi_engine_finish(const gshmemi_engine_dev_t &e, int id, uint64_t seq)
+GSHMEMI_DEV void gshmemi_engine_finish(const gshmemi_engine_dev_t &e, int id, uint64_t seq, bool *published)
 {
     uint32_t *cnt = e.finished + (size_t)id * GSHMEMI_ENGINE_TASKS + seq % GSHMEMI_ENGINE_TASKS;
-    __threadfence_system(); /* this CTA's stores (and its earlier completions) before the count */
+    /* this CTA's stores before the count; and, when it has written a completion word since its
+     * last fence at system scope, that word before the count (the next request's completion,
+     * written by another CTA, must not overtake it on its way to the host). Only then at system
+     * scope: that fence waits for writes over the bus, and every CTA passes here per request. */
+    if (*published) __threadfence_system(), *published = false;
+    else __threadfence();
     if (atomicAdd(cnt, 1u) == (uint32_t)e.ctas - 1) {
         atomicExch(cnt, 0u);
         __threadfence_system(); /* every CTA's stores before the word the host reads */
         gshmemi_st_release_u64((void *)&e.host->done[id], seq);
+        *published = true;
     }
 }
 
-/* Thread 0: new queue entries into the task queue; returns how many were taken. */
-GSHMEMI_DEV int gshmemi_engine_fetch(const gshmemi_engine_dev_t &e, gshmemi_engine_cta_t *me, int b)
+/* Thread 0: tail and hold (gshmemi_engine_host_t) in one load from pinned memory. */
+GSHMEMI_DEV void gshmemi_engine_look(const gshmemi_engine_dev_t &e, uint64_t *tail, uint64_t *hold)
 {
-    const uint64_t tail = gshmemi_ld_acquire_u64((const void *)&e.host->tail);
-    int taken = 0;
-    while (me->sq_head < tail && me->ntasks < GSHMEMI_ENGINE_TASKS) {
-        const int4 *s = (const int4 *)(e.sq + (me->sq_head & (e.sq_slots - 1)));
-        int4 *t = (int4 *)&me->tasks[me->ntasks++];
-        for (int k = 0; k < 4; k++) t[k] = __ldcv(s + k); /* from memory, not a cached copy */
-        me->sq_head++;
-        taken++;
-    }
-    if (taken) gshmemi_st_release_u64((void *)&e.host->head[b], me->sq_head); /* the copies before the slots' release */
-    return taken;
+    asm volatile("ld.acquire.sys.global.v2.u64 {%0, %1}, [%2];" : "=l"(*tail), "=l"(*hold) : "l"(&e.host->tail) : "memory");
+}
+
+/* Thread 0: whether a stream wait holds this launch resident (docs: engine.h, gshmemi_engine_host_t):
+ * the hold is active and no CTA of this launch has left. Acknowledges the generation it keeps. */
+GSHMEMI_DEV bool gshmemi_engine_held(const gshmemi_engine_dev_t &e, int b, uint64_t hold, uint64_t *acked)
+{
+    if (hold >> 1 == *acked && !(hold & 1)) return false; /* nothing new to acknowledge, nothing held: no need to read left */
+    int ack;
+    const bool stays = gshmemi_engine_hold_stays(hold, *(volatile uint32_t *)e.left, acked, &ack);
+    if (ack) gshmemi_st_relaxed_u64((void *)&e.host->ack[b], *acked);
+    return stays;
 }
 
 /* Thread 0: the runnable tasks (each collective's oldest) in run order, into order[]; their count. */
-GSHMEMI_DEV int gshmemi_engine_order(const gshmemi_engine_dev_t &e, const gshmemi_engine_cta_t *me, int *order)
+GSHMEMI_DEV int gshmemi_engine_order(const gshmemi_engine_dev_t &e, const gshmemi_engine_sqe_t *tasks, int ntasks, int *order)
 {
     int n = 0;
     uint64_t seen = 0; /* collectives met so far (ids < 64) */
     static_assert(GSHMEMI_ENGINE_MAX_COLLS <= 64, "one bit per collective");
-    for (int i = 0; i < me->ntasks; i++) {
-        const int id = me->tasks[i].coll;
+    for (int i = 0; i < ntasks; i++) {
+        const int id = tasks[i].coll;
         if (seen >> id & 1) continue;
         seen |= 1ull << id;
         const int prio = e.colls[id].priority;
         int k = n++;
         while (k > 0) { /* insertion by (priority, queue order) */
-            const gshmemi_engine_sqe_t *o = &me->tasks[order[k - 1]];
-            if (!gshmemi_engine_before(prio, me->tasks[i].index, e.colls[o->coll].priority, o->index)) break;
+            const gshmemi_engine_sqe_t *o = &tasks[order[k - 1]];
+            if (!gshmemi_engine_before(prio, tasks[i].index, e.colls[o->coll].priority, o->index)) break;
             order[k] = order[k - 1];
             k--;
         }
@@ -301,64 +311,139 @@ GSHMEMI_DEV int gshmemi_engine_order(const gshmemi_engine_dev_t &e, const gshmem
     return n;
 }
 
-/* The daemon: gridDim.x == e.ctas CTAs. */
+/* How often a CTA with tasks to run looks at the queue (tail, hold) in pinned memory: each look is a
+ * round trip over the bus. A CTA with nothing to run looks at every turn. */
+#define GSHMEMI_ENGINE_LOOK_NS 4000ull
+
+/* The daemon: gridDim.x == e.ctas CTAs. A CTA's task queue lives in shared memory while it runs
+ * (its scheduling is a single thread's, and device memory would make every step a round trip to
+ * L2); it is loaded at the start and stored back at the exit. */
 GSHMEMI_DEV void gshmemi_engine_daemon(const gshmemi_engine_dev_t &e)
 {
     __shared__ gshmemi_engine_run r;
     __shared__ int order[GSHMEMI_ENGINE_TASKS];
+    __shared__ __align__(16) gshmemi_engine_sqe_t tasks[GSHMEMI_ENGINE_TASKS]; /* copied as int4 */
+    __shared__ int ntasks, fetch_n, fetch_at, stop;
+    __shared__ uint64_t fetch_from;
     const int b = blockIdx.x;
     const unsigned tid = threadIdx.x, nt = blockDim.x;
     gshmemi_engine_cta_t *me = e.cta + b;
-    uint64_t idle_since = 0, progress_at = gshmemi_globaltimer(), preempted = 0;
+    uint64_t idle_since = 0, progress_at = gshmemi_globaltimer(), preempted = 0, looked_at = 0, acked = ~0ull, hold = 0, sq_head = 0,
+             mirrored_hold = ~0ull;
+    bool published = false; /* thread 0 wrote a completion word since its last fence at system scope */
     int pos = 0, pass_progress = 0, n = 0, dirty = 1; /* n: runnable tasks in order[] (recomputed when dirty) */
 
-    if (tid == 0) preempted = e.host->preempted[b];
+    if (tid == 0) preempted = e.host->preempted[b], ntasks = me->ntasks, sq_head = me->sq_head;
+    __syncthreads();
+    for (unsigned i = tid; i < (unsigned)ntasks * 4; i += nt) ((int4 *)tasks)[i] = ((const int4 *)me->tasks)[i];
+    __syncthreads();
     for (;;) {
+        /* look at the queue: CTA 0 at the ring in pinned memory, which it copies into device
+         * memory for the others (reads over the bus from every CTA would queue behind each other:
+         * the cost of a request grew with the CTAs); new entries are copied by every thread, a
+         * quarter entry each */
+        if (tid == 0) {
+            fetch_n = 0, stop = 0;
+            const uint64_t now = gshmemi_globaltimer();
+            if (n == 0 || now - looked_at >= GSHMEMI_ENGINE_LOOK_NS) {
+                uint64_t tail;
+                looked_at = now;
+                if (b == 0) {
+                    if (n == 0) stop = (int)e.host->stop; /* asked by destroy, which waits for every request first */
+                    gshmemi_engine_look(e, &tail, &hold);
+                    if (hold != mirrored_hold) mirrored_hold = hold, ((volatile uint64_t *)e.mirror)[1] = hold;
+                    if (stop) ((volatile uint64_t *)e.mirror)[2] = 1;
+                } else {
+                    tail = gshmemi_ld_acquire_u64(e.mirror);
+                    hold = ((volatile uint64_t *)e.mirror)[1];
+                    if (n == 0) stop = (int)((volatile uint64_t *)e.mirror)[2];
+                }
+                gshmemi_engine_held(e, b, hold, &acked);
+                const uint64_t room = (uint64_t)(GSHMEMI_ENGINE_TASKS - ntasks);
+                if (tail > sq_head) fetch_from = sq_head, fetch_at = ntasks, fetch_n = (int)(tail - sq_head < room ? tail - sq_head : room);
+            }
+        }
+        __syncthreads();
+        if (stop) break;
+        if (fetch_n) {
+            for (unsigned i = tid; i < (unsigned)fetch_n * 4; i += nt) {
+                const size_t slot = (fetch_from + i / 4) & (e.sq_slots - 1);
+                int4 v;
+                if (b == 0) {
+                    v = __ldcv((const int4 *)(e.sq + slot) + i % 4); /* from memory, not a cached copy */
+                    ((int4 *)(e.dsq + slot))[i % 4] = v;
+                } else {
+                    v = __ldcg((const int4 *)(e.dsq + slot) + i % 4); /* CTA 0 wrote it: not from L1 */
+                }
+                ((int4 *)&tasks[fetch_at + i / 4])[i % 4] = v;
+            }
+            __syncthreads(); /* every copy landed before the slots are released (and, CTA 0, published) */
+            if (tid == 0) {
+                ntasks += fetch_n, sq_head += fetch_n;
+                /* the slots' release: CTA 0 read the ring in pinned memory (a release: those
+                 * reads before it); the others read CTA 0's copy, which CTA 0 overwrites only
+                 * once the host has reused the slot, after this store (relaxed: no fence at
+                 * system scope, which would wait for this CTA's writes over the bus) */
+                if (b == 0) gshmemi_st_release_u64((void *)&e.host->head[b], sq_head);
+                else gshmemi_st_relaxed_u64((void *)&e.host->head[b], sq_head);
+                if (b == 0) {
+                    __threadfence(); /* the CTA's copies into dsq before the tail that covers them */
+                    gshmemi_st_release_u64(e.mirror, sq_head);
+                }
+                pos = 0, dirty = 1;
+            }
+        }
         if (tid == 0) {
             const uint64_t now = gshmemi_globaltimer();
             r.cmd = GSHMEMI_ENGINE_CMD_RUN;
-            if (e.host->stop) {
-                r.cmd = GSHMEMI_ENGINE_CMD_EXIT;
+            if (dirty) n = gshmemi_engine_order(e, tasks, ntasks, order), dirty = 0;
+            if (n == 0) {
+                if (!idle_since) idle_since = now;
+                r.cmd = GSHMEMI_ENGINE_CMD_IDLE;
+                if (now - idle_since > e.idle_ns) {
+                    /* a fresh look at the hold: a stream wait may be about to count on this launch */
+                    hold = gshmemi_ld_acquire_u64((const void *)&e.host->hold);
+                    if (!gshmemi_engine_held(e, b, hold, &acked)) r.cmd = GSHMEMI_ENGINE_CMD_EXIT;
+                }
             } else {
-                if (gshmemi_engine_fetch(e, me, b)) pos = 0, dirty = 1;
-                if (dirty) n = gshmemi_engine_order(e, me, order), dirty = 0;
-                if (n == 0) {
-                    if (!idle_since) idle_since = now;
-                    r.cmd = now - idle_since > e.idle_ns ? GSHMEMI_ENGINE_CMD_EXIT : GSHMEMI_ENGINE_CMD_IDLE;
-                } else {
-                    idle_since = 0;
-                    if (pos >= n) { /* a pass over every runnable task ended */
-                        pos = 0;
-                        if (pass_progress) progress_at = now;
-                        pass_progress = 0;
-                        if (now - progress_at > e.stuck_ns) {
+                idle_since = 0;
+                if (pos >= n) { /* a pass over every runnable task ended */
+                    pos = 0;
+                    if (pass_progress) progress_at = now;
+                    pass_progress = 0;
+                    if (now - progress_at > e.stuck_ns) {
+                        hold = gshmemi_ld_acquire_u64((const void *)&e.host->hold);
+                        if (!gshmemi_engine_held(e, b, hold, &acked)) {
                             e.host->stuck_exits[b] = e.host->stuck_exits[b] + 1;
                             r.cmd = GSHMEMI_ENGINE_CMD_EXIT;
                         }
                     }
-                    if (r.cmd == GSHMEMI_ENGINE_CMD_RUN) {
-                        r.slot = order[pos];
-                        r.task = me->tasks[r.slot];
-                        r.coll = e.colls[r.task.coll];
-                        r.ctx = e.ctx[(size_t)r.task.coll * e.ctas + b];
-                        if (r.ctx.pc == GSHMEMI_ENGINE_PC_ARRIVE) r.ctx.seq = r.task.seq, r.ctx.chunk = 0, r.ctx.streak = 0;
-                        const uint64_t bytes = gshmemi_engine_bytes(r.coll.kind, r.task.count, r.coll.es, r.coll.size);
-                        const uint64_t units = (r.task.count * r.coll.es + 15) / 16;
-                        r.ll = gshmemi_engine_uses_ll(r.coll.kind, r.task.count, r.coll.es);
-                        r.active = r.ll ? 1 : gshmemi_engine_active_ctas(bytes, e.ctas);
-                        gshmemi_engine_share(units, b, r.active, &r.lo, &r.hi);
-                        r.nchunks = r.ll ? 1 : gshmemi_engine_nchunks(r.hi - r.lo, GSHMEMI_ENGINE_CHUNK / 16);
-                        r.spins = gshmemi_engine_spins(e.spin_base, pos, r.coll.priority, r.ctx.streak);
-                        r.progressed = 0;
-                        r.ok = 0;
-                    }
+                }
+                if (r.cmd == GSHMEMI_ENGINE_CMD_RUN) {
+                    r.slot = order[pos];
+                    r.task = tasks[r.slot];
+                    r.coll = e.colls[r.task.coll];
+                    r.ctx = e.ctx[(size_t)r.task.coll * e.ctas + b];
+                    if (r.ctx.pc == GSHMEMI_ENGINE_PC_ARRIVE) r.ctx.seq = r.task.seq, r.ctx.chunk = 0, r.ctx.streak = 0;
+                    const uint64_t bytes = gshmemi_engine_bytes(r.coll.kind, r.task.count, r.coll.es, r.coll.size);
+                    const uint64_t units = (r.task.count * r.coll.es + 15) / 16;
+                    r.ll = gshmemi_engine_uses_ll(r.coll.kind, r.task.count, r.coll.es);
+                    r.active = r.ll ? 1 : gshmemi_engine_active_ctas(bytes, e.ctas);
+                    gshmemi_engine_share(units, b, r.active, &r.lo, &r.hi);
+                    r.nchunks = r.ll ? 1 : gshmemi_engine_nchunks(r.hi - r.lo, GSHMEMI_ENGINE_CHUNK / 16);
+                    r.spins = gshmemi_engine_spins(e.spin_base, pos, r.coll.priority, r.ctx.streak);
+                    r.progressed = 0;
+                    r.ok = 0;
                 }
             }
+            if (r.cmd == GSHMEMI_ENGINE_CMD_EXIT) atomicAdd(e.left, 1u); /* before any CTA of this launch acknowledges again */
         }
         __syncthreads();
         if (r.cmd == GSHMEMI_ENGINE_CMD_EXIT) break;
         if (r.cmd == GSHMEMI_ENGINE_CMD_IDLE) {
-            if (tid == 0) __nanosleep(2000);
+            /* a short nap while requests may be coming back to back, a longer one later: each
+             * turn is a read over the bus, from every CTA */
+            if (tid == 0) __nanosleep(gshmemi_globaltimer() - idle_since < 50000 ? 200 : 2000);
             __syncthreads();
             continue;
         }
@@ -368,9 +453,9 @@ GSHMEMI_DEV void gshmemi_engine_daemon(const gshmemi_engine_dev_t &e)
             if (r.result == GSHMEMI_ENGINE_RAN_FINISHED) {
                 r.ctx.pc = GSHMEMI_ENGINE_PC_ARRIVE, r.ctx.chunk = 0;
                 *saved = r.ctx;
-                for (int i = r.slot; i + 1 < me->ntasks; i++) me->tasks[i] = me->tasks[i + 1];
-                me->ntasks--;
-                gshmemi_engine_finish(e, r.task.coll, r.task.seq);
+                for (int i = r.slot; i + 1 < ntasks; i++) tasks[i] = tasks[i + 1];
+                ntasks--;
+                gshmemi_engine_finish(e, r.task.coll, r.task.seq, &published);
                 pos = 0, pass_progress = 1, dirty = 1;
             } else {
                 *saved = r.ctx; /* resumes at this step */
@@ -381,6 +466,9 @@ GSHMEMI_DEV void gshmemi_engine_daemon(const gshmemi_engine_dev_t &e)
         }
         __syncthreads();
     }
+    /* the task queue back to device memory, for the next launch */
+    for (unsigned i = tid; i < (unsigned)ntasks * 4; i += nt) ((int4 *)me->tasks)[i] = ((const int4 *)tasks)[i];
+    if (tid == 0) me->ntasks = ntasks, me->sq_head = sq_head;
 }
 
 #endif

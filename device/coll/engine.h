@@ -17,7 +17,7 @@
 
 #define GSHMEMI_ENGINE_MAX_COLLS 64  /* collectives registered in one engine */
 #define GSHMEMI_ENGINE_PER_TEAM 32   /* of them on one team handle (their flags: a team's rows of the pool) */
-#define GSHMEMI_ENGINE_MAX_CTAS 32   /* CTAs of the daemon */
+#define GSHMEMI_ENGINE_MAX_CTAS 128  /* CTAs of the daemon */
 #define GSHMEMI_ENGINE_TASKS 64      /* requests submitted and not complete, at most (a CTA's task queue) */
 #define GSHMEMI_ENGINE_CHUNK (1u << 20) /* bytes a CTA moves per WORK step (one step per chunk) */
 #define GSHMEMI_ENGINE_CTA_MIN_BYTES (64u << 10) /* bytes moved that justify one more active CTA */
@@ -84,11 +84,23 @@ typedef struct gshmemi_engine_cta {
 } gshmemi_engine_cta_t;
 
 /* The pinned words host and daemon share (mapped host memory). Each CTA writes only its own
- * entries; the host writes tail and stop. */
+ * entries; the host writes tail, hold and stop. tail and hold share 16 bytes: a CTA reads both in
+ * one load.
+ *
+ * hold (a stream wait's guard): generation << 1 | active. A stream wait on a request not yet
+ * complete makes the daemon stay resident until the request completes: work the wait holds back
+ * on a user's stream can share a hardware queue with the daemon's stream, so a relaunch enqueued
+ * after the wait would queue behind it, and the wait would never end. The host publishes a new
+ * generation with the active bit; a CTA that sees it while no CTA of its launch has left
+ * acknowledges it (ack) and from then on does not leave while the bit is set; the host enqueues
+ * the wait once every CTA has acknowledged, relaunching the daemon if it ended first. */
 typedef struct gshmemi_engine_host {
     volatile uint64_t tail;                                /* entries published */
+    volatile uint64_t hold;                                /* stream waits: generation << 1 | active */
     volatile uint64_t stop;                                /* 1: every CTA exits at its next look */
+    volatile uint64_t pad_;
     volatile uint64_t head[GSHMEMI_ENGINE_MAX_CTAS];       /* per CTA: entries it has taken */
+    volatile uint64_t ack[GSHMEMI_ENGINE_MAX_CTAS];        /* per CTA: the hold generation it keeps */
     volatile uint64_t done[GSHMEMI_ENGINE_MAX_COLLS];      /* per collective: requests complete, in order */
     volatile uint64_t preempted[GSHMEMI_ENGINE_MAX_CTAS];  /* per CTA: preemptions so far */
     volatile uint64_t stuck_exits[GSHMEMI_ENGINE_MAX_CTAS]; /* per CTA: exits with every task stuck */
@@ -102,6 +114,9 @@ typedef struct gshmemi_engine_dev {
     gshmemi_engine_ctx_t *ctx;         /* [GSHMEMI_ENGINE_MAX_COLLS][ctas] */
     gshmemi_engine_cta_t *cta;         /* [ctas] */
     uint32_t *finished;                /* [GSHMEMI_ENGINE_MAX_COLLS][GSHMEMI_ENGINE_TASKS]: CTAs done with a request */
+    uint32_t *left;                    /* CTAs of the current launch that have exited (zeroed before each launch) */
+    gshmemi_engine_sqe_t *dsq;         /* [sq_slots] device memory: CTA 0's copy of the ring, which the other CTAs read */
+    uint64_t *mirror;                  /* device memory: CTA 0's copy of {tail (entries in dsq), hold, stop} */
     uint32_t sq_slots;
     int32_t ctas;
     uint64_t idle_ns;                  /* a CTA with nothing to do exits after this long */
@@ -211,6 +226,21 @@ GSHMEMI_HD_INLINE uint32_t gshmemi_engine_spins(uint32_t base, int position, int
 GSHMEMI_HD_INLINE uint32_t gshmemi_engine_streak(uint32_t streak, int succeeded)
 {
     return succeeded ? (streak < GSHMEMI_ENGINE_STREAK_MAX ? streak + 1 : GSHMEMI_ENGINE_STREAK_MAX) : streak / 2;
+}
+
+/* ---- a stream wait's hold (gshmemi_engine_host_t) ---- */
+/* A CTA's reading of the hold word `hold` with `left` CTAs of its launch gone: whether it must
+ * stay (the hold is active and its launch whole), and, into *acked, the generation it
+ * acknowledges (1 returned in *ack when that changed: the CTA then stores it into its ack word).
+ * A CTA that acknowledged a generation stays while the hold is active and no CTA has left; the
+ * host counts on the launch once every CTA acknowledged, so no CTA of it can leave after that:
+ * the first to leave would have had to see the hold inactive or a CTA gone. */
+GSHMEMI_HD_INLINE int gshmemi_engine_hold_stays(uint64_t hold, uint32_t left, uint64_t *acked, int *ack)
+{
+    *ack = 0;
+    if (left != 0) return 0;
+    if (hold >> 1 != *acked) *acked = hold >> 1, *ack = 1;
+    return (hold & 1) != 0;
 }
 
 /* Task order: higher priority first, then queue order. 1 when a goes before b. */

@@ -47,7 +47,7 @@ enum { SHMEMX_ENGINE_SUM = GSHMEMI_OP_SUM, SHMEMX_ENGINE_PROD = GSHMEMI_OP_PROD,
 
 /* The engine's shape; zero fields take the defaults. Every PE passes the same ctas. */
 typedef struct {
-    int ctas;             /* CTAs of the daemon, 1..32 (default 4); each must be resident */
+    int ctas;             /* CTAs of the daemon, 1..128 (default 4); each must be resident */
     int threads;          /* threads a CTA, 32..1024, a multiple of 32 (default 512) */
     double idle_exit_s;   /* the daemon exits after this long with nothing to do (default 0.002) */
     double stuck_exit_s;  /* ... or with every task stuck (default 0.002) */
@@ -87,7 +87,7 @@ int shmemx_engine_register(shmemx_engine_t *engine, const shmemx_engine_coll_t *
 int shmemx_engine_submit(shmemx_engine_t *engine, int id, void *dest, const void *source, size_t count, int root,
                          shmemx_engine_ticket_t *ticket);
 /* The same, and cb(arg, ticket) runs on the engine's host thread once the request is complete;
- * it may submit but not wait (that thread also relaunches the daemon). */
+ * it may submit but not wait nor stream-wait (that thread also relaunches the daemon). */
 int shmemx_engine_submit_cb(shmemx_engine_t *engine, int id, void *dest, const void *source, size_t count, int root,
                             shmemx_engine_callback_t cb, void *arg, shmemx_engine_ticket_t *ticket);
 /* *done = 1 when the request is complete (dest holds the result), else 0. */
@@ -95,7 +95,10 @@ int shmemx_engine_test(shmemx_engine_t *engine, shmemx_engine_ticket_t ticket, i
 /* Waits until the request is complete, at most timeout_s seconds (<= 0: GSHMEM_DEVICE_WAIT_TIMEOUT). */
 int shmemx_engine_wait(shmemx_engine_t *engine, shmemx_engine_ticket_t ticket, double timeout_s);
 /* Work enqueued on stream after this call starts once the request is complete (a
- * cuStreamWaitValue64 on its completion word). */
+ * cuStreamWaitValue64 on its completion word). The daemon then stays resident until the request
+ * completes (a daemon relaunched behind the wait could share its hardware queue and never start):
+ * the call returns once it has taken that hold, at most GSHMEM_DEVICE_WAIT_TIMEOUT later
+ * (SHMEMX_ENGINE_ETIMEDOUT, nothing enqueued). */
 int shmemx_engine_stream_wait(shmemx_engine_t *engine, shmemx_engine_ticket_t ticket, struct CUstream_st *stream);
 int shmemx_engine_stats(shmemx_engine_t *engine, shmemx_engine_stats_t *stats);
 /* Waits for every submitted request (bounded as shmemx_engine_wait), stops the daemon and frees

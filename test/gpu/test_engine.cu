@@ -10,8 +10,15 @@
  *   3. a cudaDeviceSynchronize on PE 0 while its daemon holds a request its peers have not
  *      submitted (they wait in the engine for one PE 0 submits only after the synchronize): it
  *      returns, and everything completes;
- *   4. callbacks, stream waits, and the refusals (overlap, bad id, count over max, full queue). */
+ *   4. callbacks, stream waits (the daemon comes and goes between them, so a wait enqueued while it
+ *      was away must not keep it from coming back), and the refusals (overlap, bad id, count
+ *      over max, full queue).
+ * Where a peer is not reachable by load/store (a remote transport, GSHMEM_DISABLE_P2P=1, PEs
+ * grouped as hosts), registration must refuse with SHMEMX_ENGINE_EUNSUPPORTED: the test checks
+ * that and skips the engine phases, saying why. Every wait on the other PEs is bounded and says
+ * what it waited for. */
 #include <cuda_bf16.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +34,41 @@ static int me, npes;
         int rc_ = (call);                                                                          \
         GT_CHECK(rc_ == 0, "%s returned %d", #call, rc_);                                          \
     } while (0)
+
+/* A watchdog for the waits that cannot poll (cudaDeviceSynchronize, the host barriers): after
+ * `seconds`, it says what was being waited for and ends the PE. */
+static const char *watched;
+static void on_alarm(int sig)
+{
+    (void)sig;
+    char msg[512];
+    int n = snprintf(msg, sizeof(msg), "PE %d: check failed: still waiting after the watchdog's limit: %s\n", me, watched ? watched : "?");
+    if (write(2, msg, n > 0 && n < (int)sizeof(msg) ? (size_t)n : 0) < 0) _exit(4);
+    _exit(4);
+}
+static void watch(const char *what, unsigned seconds)
+{
+    watched = what;
+    signal(SIGALRM, on_alarm);
+    alarm(seconds);
+}
+static void unwatch(void) { alarm(0); }
+
+/* A cudaDeviceSynchronize, bounded: it waits for the daemon too, which must leave when idle or stuck. */
+static void device_synchronize(const char *what)
+{
+    watch(what, 60);
+    GT_CUDA(cudaDeviceSynchronize());
+    unwatch();
+}
+
+/* shmem_barrier_all, bounded the same way. */
+static void barrier(const char *what)
+{
+    watch(what, 120);
+    shmem_barrier_all();
+    unwatch();
+}
 
 static double now_s(void)
 {
@@ -165,14 +207,22 @@ static void prepare(coll *c, unsigned tag)
     GT_CUDA(cudaGetLastError());
 }
 
-static shmemx_engine_ticket_t submit(shmemx_engine_t *e, coll *c)
+/* Submits, retrying while the queue is full, for at most 60 s. */
+static shmemx_engine_ticket_t submit_bounded(shmemx_engine_t *e, coll *c, shmemx_engine_callback_t cb, void *arg)
 {
     shmemx_engine_ticket_t t;
     int rc;
-    while ((rc = shmemx_engine_submit(e, c->id, c->dest, c->src, c->count, c->root, &t)) == SHMEMX_ENGINE_EAGAIN) usleep(50);
+    const double t0 = now_s();
+    while ((rc = cb ? shmemx_engine_submit_cb(e, c->id, c->dest, c->src, c->count, c->root, cb, arg, &t)
+                    : shmemx_engine_submit(e, c->id, c->dest, c->src, c->count, c->root, &t)) == SHMEMX_ENGINE_EAGAIN &&
+           now_s() - t0 < 60)
+        usleep(50);
+    GT_CHECK(rc != SHMEMX_ENGINE_EAGAIN, "submit %s: the queue stayed full for %.0f s (requests of the peers not submitted?)", c->name,
+             now_s() - t0);
     GT_CHECK(rc == 0, "submit %s returned %d", c->name, rc);
     return t;
 }
+static shmemx_engine_ticket_t submit(shmemx_engine_t *e, coll *c) { return submit_bounded(e, c, NULL, NULL); }
 
 static void verify_coll(coll *c, unsigned tag)
 {
@@ -203,7 +253,7 @@ static void reversal(shmemx_engine_t *e, shmem_team_t dup)
         /* rounds 1 and 2: 2 floats, by LL (rows of data and flags, no done round) */
         set_count(&a, r == 1 || r == 2 ? 2 : n), set_count(&b, r == 1 || r == 2 ? 2 : n);
         prepare(&a, 100 + r), prepare(&b, 200 + r);
-        GT_CUDA(cudaDeviceSynchronize());
+        device_synchronize("cudaDeviceSynchronize before an order reversal round (the daemon must leave when idle)");
         shmemx_engine_ticket_t ta, tb;
         if (me % 2 == 0) ta = submit(e, &a), tb = submit(e, &b);
         else tb = submit(e, &b), ta = submit(e, &a);
@@ -273,7 +323,7 @@ static void shuffled(shmemx_engine_t *e, shmem_team_t t1, shmem_team_t t2, const
             int j = rng_next(&seed) % (i + 1), x = order[i];
             order[i] = order[j], order[j] = x;
         }
-        GT_CUDA(cudaDeviceSynchronize());
+        device_synchronize("cudaDeviceSynchronize before a shuffled round (the daemon must leave when idle)");
         for (int i = 0; i < 8; i++)
             if (c[order[i]].id >= 0) tk[order[i]] = submit(e, &c[order[i]]);
         for (int i = 0; i < 8; i++)
@@ -295,8 +345,8 @@ static void device_sync(shmemx_engine_t *e)
     make(e, &w, "barrier W", SHMEM_TEAM_WORLD, SHMEMX_ENGINE_BARRIER, 0, 0, 0, 0, 0);
     make(e, &y, "allreduce Y", SHMEM_TEAM_WORLD, SHMEMX_ENGINE_ALLREDUCE, SHMEMX_ENGINE_SUM, 0, 0, 65536, 0);
     prepare(&y, 7);
-    GT_CUDA(cudaDeviceSynchronize());
-    shmem_barrier_all();
+    device_synchronize("cudaDeviceSynchronize before the device synchronize phase");
+    barrier("the barrier before the device synchronize phase (a peer has not reached it)");
     E_OK(shmemx_engine_stats(e, &before));
     if (me == 0) {
         cudaStream_t other;
@@ -306,7 +356,7 @@ static void device_sync(shmemx_engine_t *e)
         poison<<<8, 256, 0, other>>>((float *)y.dest, 16);
         GT_CUDA(cudaGetLastError());
         double t0 = now_s();
-        GT_CUDA(cudaDeviceSynchronize());
+        device_synchronize("cudaDeviceSynchronize while the daemon held W, which the peers had not submitted (it must leave stuck)");
         int done = 1;
         E_OK(shmemx_engine_test(e, tw, &done));
         GT_CHECK(!done || npes == 1, "W completed before its peers submitted it");
@@ -314,7 +364,7 @@ static void device_sync(shmemx_engine_t *e)
                now_s() - t0);
         GT_CUDA(cudaStreamDestroy(other));
         prepare(&y, 7);
-        GT_CUDA(cudaDeviceSynchronize());
+        device_synchronize("cudaDeviceSynchronize before submitting Y (W is still pending: the daemon must leave stuck)");
         ty = submit(e, &y);
         E_OK(shmemx_engine_wait(e, ty, 60));
         E_OK(shmemx_engine_wait(e, tw, 60));
@@ -345,31 +395,54 @@ static void extras(shmemx_engine_t *e)
     shmemx_engine_ticket_t t;
     make(e, &a, "allreduce with callback", SHMEM_TEAM_WORLD, SHMEMX_ENGINE_ALLREDUCE, SHMEMX_ENGINE_SUM, 0, 0, 1000, 0);
     static int count;
-    for (unsigned r = 0; r < 4; r++) {
-        prepare(&a, 50 + r);
-        GT_CUDA(cudaDeviceSynchronize());
-        int rc;
-        while ((rc = shmemx_engine_submit_cb(e, a.id, a.dest, a.src, a.count, 0, on_done, &count, &t)) == SHMEMX_ENGINE_EAGAIN) usleep(50);
-        E_OK(rc);
-        /* a stream waits for it, then reads the result */
+    /* the stream and the result word outside the loop: a cudaFree waits for the whole device */
+    float *out, *h;
+    GT_CUDA(cudaMalloc((void **)&out, 4));
+    GT_CUDA(cudaMallocHost((void **)&h, 4));
+    const int rounds = 8;
+    for (unsigned r = 0; r < (unsigned)rounds; r++) {
+        /* each round a new stream (streams are spread over the GPU's hardware queues: some share
+         * the daemon's); odd rounds: PE 0 comes 20 ms late, so the peers' requests stay stuck
+         * after their stream waits are enqueued (a daemon that left stuck then and came back
+         * behind the wait would never run); rounds 2, 6: the daemons have left idle before the
+         * submission */
         cudaStream_t s;
-        float *out, h = 0;
         GT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-        GT_CUDA(cudaMalloc((void **)&out, 4));
+        prepare(&a, 50 + r);
+        device_synchronize("cudaDeviceSynchronize before a stream wait round (the daemon must leave once the last stream wait's request completed)");
+        if (r % 2 == 1 && me == 0) usleep(20000);
+        if (r % 4 == 2) usleep(10000);
+        t = submit_bounded(e, &a, on_done, &count);
+        /* a stream waits for it, then reads the result */
+        *h = 0;
         E_OK(shmemx_engine_stream_wait(e, t, s));
         copy_first<<<1, 1, 0, s>>>((const float *)a.dest, out);
         GT_CUDA(cudaGetLastError());
-        GT_CUDA(cudaMemcpyAsync(&h, out, 4, cudaMemcpyDeviceToHost, s));
-        GT_CUDA(cudaStreamSynchronize(s));
+        GT_CUDA(cudaMemcpyAsync(h, out, 4, cudaMemcpyDeviceToHost, s));
+        cudaError_t q;
+        const double t0 = now_s();
+        while ((q = cudaStreamQuery(s)) == cudaErrorNotReady && now_s() - t0 < 60) usleep(100);
+        if (q == cudaErrorNotReady) {
+            int done = -1;
+            shmemx_engine_test(e, t, &done);
+            shmemx_engine_stats_t st = {};
+            shmemx_engine_stats(e, &st);
+            GT_CHECK(q != cudaErrorNotReady,
+                     "round %u: the stream waiting for request %#llx still waits after %.0f s (the request is %s; %llu launches, "
+                     "%llu exits)", r, (unsigned long long)t, now_s() - t0, done ? "complete: the stream is stuck behind something else"
+                     : "not complete", (unsigned long long)st.launches, (unsigned long long)st.exits);
+        }
+        GT_CUDA(q);
         float want = 0;
         for (int p = 0; p < npes; p++) want += val(p, 0, 50 + r, 0);
-        GT_CHECK(h == want, "the stream read %g after its wait, not %g", h, want);
-        GT_CUDA(cudaFree(out));
-        GT_CUDA(cudaStreamDestroy(s));
+        GT_CHECK(*h == want, "the stream read %g after its wait, not %g", *h, want);
         verify_coll(&a, 50 + r);
+        GT_CUDA(cudaStreamDestroy(s));
     }
-    for (double t0 = now_s(); __atomic_load_n(&count, __ATOMIC_SEQ_CST) < 4 && now_s() - t0 < 10;) usleep(100);
-    GT_CHECK(count == 4, "%d callbacks ran, not 4", count);
+    GT_CUDA(cudaFree(out));
+    GT_CUDA(cudaFreeHost(h));
+    for (double t0 = now_s(); __atomic_load_n(&count, __ATOMIC_SEQ_CST) < rounds && now_s() - t0 < 10;) usleep(100);
+    GT_CHECK(count == rounds, "%d callbacks ran, not %d", count, rounds);
     /* refusals, each with its logged reason */
     GT_CHECK(shmemx_engine_submit(e, 999, a.dest, a.src, 1, 0, &t) == SHMEMX_ENGINE_EINVAL, "a bad id accepted");
     GT_CHECK(shmemx_engine_submit(e, a.id, a.dest, a.src, a.count + 1, 0, &t) == SHMEMX_ENGINE_EINVAL, "count over max_count accepted");
@@ -404,6 +477,33 @@ int main(void)
     shmemx_engine_attr_t attr = {};
     attr.ctas = 4, attr.threads = 256;
     E_OK(shmemx_engine_create(&attr, &e));
+
+    /* the engine serves teams whose members are all reachable by load/store: elsewhere its
+     * registration refuses, as documented, and the engine phases have nothing to run */
+    {
+        int unreachable = -1;
+        void *probe = shmem_malloc(64);
+        GT_CHECK(probe, "shmem_malloc of a probe");
+        for (int p = 0; p < npes && unreachable < 0; p++)
+            if (p != me && !shmem_ptr(probe, p)) unreachable = p;
+        shmemx_engine_coll_t d = {SHMEMX_ENGINE_BARRIER, SHMEM_TEAM_WORLD, SHMEMX_ENGINE_FLOAT, SHMEMX_ENGINE_SUM, 0, 0};
+        int id = -1, rc = shmemx_engine_register(e, &d, &id);
+        if (unreachable >= 0) {
+            GT_CHECK(rc == SHMEMX_ENGINE_EUNSUPPORTED, "registering on a world whose PE %d is not reachable by load/store returned %d, "
+                     "not SHMEMX_ENGINE_EUNSUPPORTED (%d)", unreachable, rc, SHMEMX_ENGINE_EUNSUPPORTED);
+            printf("PE %d: engine phases skipped: world PE %d is not reachable by load/store from here (a remote transport, "
+                   "GSHMEM_DISABLE_P2P or PEs grouped as hosts); registration refused it with SHMEMX_ENGINE_EUNSUPPORTED, as documented\n",
+                   me, unreachable);
+            E_OK(shmemx_engine_destroy(e));
+            shmem_free(probe);
+            barrier("the closing barrier (a peer has not reached it)");
+            if (me == 0) printf("test_engine: passed with %d PEs (engine phases skipped: peers not reachable by load/store)\n", npes);
+            shmem_finalize();
+            return 0;
+        }
+        GT_CHECK(rc == 0, "registering a barrier on the world, every PE reachable by load/store, returned %d", rc);
+        shmem_free(probe);
+    }
     if (me == 0) printf("PE 0: engine of 4 CTAs x 256 threads, %d PEs, %d rounds\n", npes, rounds);
 
     reversal(e, dup);
@@ -414,7 +514,7 @@ int main(void)
     device_sync(e);
     extras(e);
     E_OK(shmemx_engine_destroy(e));
-    shmem_barrier_all();
+    barrier("the closing barrier (a peer has not reached it)");
     if (me == 0) printf("test_engine: passed with %d PEs\n", npes);
     shmem_finalize();
     return 0;

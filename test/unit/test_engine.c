@@ -10,7 +10,10 @@
  *     source still holds that request's data, and every request must complete; requests going
  *     by LL (their data in the members' rows, two parities, no done round) must find their rows
  *     intact and never overwrite one not yet taken. The same model without the wait for the
- *     members' done, or with one LL parity, shows the violation it exists to catch. */
+ *     members' done, or with one LL parity, shows the violation it exists to catch;
+ *   - a stream wait's hold (gshmemi_engine_hold_stays): a model of launches and the host
+ *     interleaved at random; no CTA leaves a launch the host counts on, and the host comes to
+ *     count on one; rules that break either are caught. */
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -465,12 +468,117 @@ static void test_model_catches_ll(void **state)
     assert_true(caught > 0);
 }
 
+/* ---- a stream wait's hold (gshmemi_engine_hold_stays) ----
+ * A model of one engine's launches (4 CTAs) and the host, their steps interleaved at random: the
+ * host publishes hold generations, counts on the launch once every ack word holds the newest,
+ * and clears the hold (the held requests complete) only while the launch it counted on is whole.
+ * A CTA looks (acknowledging by the rule), decides to leave by the rule on a fresh reading, and
+ * leaves later (left + 1); a launch whose CTAs have all left is relaunched (its ack words kept).
+ * Safety: no CTA leaves while the host counts on its launch with the hold active. Liveness: with
+ * the hold active and nothing completing, the host comes to count on some launch. */
+#define HOLD_CTAS 4
+typedef int (*hold_rule_t)(uint64_t hold, uint32_t left, uint64_t *acked, int *ack);
+
+static int rule_ignores_left(uint64_t hold, uint32_t left, uint64_t *acked, int *ack)
+{
+    (void)left;
+    return gshmemi_engine_hold_stays(hold, 0, acked, ack);
+}
+static int rule_never_stays(uint64_t hold, uint32_t left, uint64_t *acked, int *ack)
+{
+    gshmemi_engine_hold_stays(hold, left, acked, ack);
+    return 0;
+}
+
+/* 0: both hold; 1: a CTA left while counted on; 2: never counted on (liveness) */
+static int hold_model(hold_rule_t rule, unsigned seed)
+{
+    uint64_t hold = 0, gen = 0, ack[HOLD_CTAS] = {0}, acked[HOLD_CTAS];
+    int alive[HOLD_CTAS], leaving[HOLD_CTAS], counted = 0;
+    uint32_t left = 0;
+    for (int b = 0; b < HOLD_CTAS; b++) alive[b] = 1, leaving[b] = 0, acked[b] = ~0ull;
+    for (int step = 0; step < 4000; step++) {
+        const int drain = step >= 2000; /* the hold stays active, nothing completes */
+        int ev = (int)(rand_r(&seed) % 7), b = (int)(rand_r(&seed) % HOLD_CTAS), a;
+        if (drain && ev <= 1) ev = 2 + ev; /* no new generation, no clearing */
+        if (drain && !(hold & 1)) hold = ++gen << 1 | 1, counted = 0;
+        switch (ev) {
+        case 0: hold = ++gen << 1 | 1, counted = 0; break; /* a stream wait */
+        case 1: /* the held requests complete: only on a launch counted on (a whole one) */
+            if (counted) hold = gen << 1, counted = 0;
+            break;
+        case 2: { /* the host looks at the acks */
+            int all = 1;
+            for (int c = 0; c < HOLD_CTAS; c++) all &= ack[c] >= gen;
+            if ((hold & 1) && all) {
+                counted = 1;
+                if (drain) return 0;
+            }
+            break;
+        }
+        case 3: /* a look */
+            if (alive[b] && !leaving[b]) {
+                rule(hold, left, &acked[b], &a);
+                if (a) ack[b] = acked[b];
+            }
+            break;
+        case 4: /* a decision to leave, on a fresh reading */
+            if (alive[b] && !leaving[b]) {
+                int stays = rule(hold, left, &acked[b], &a);
+                if (a) ack[b] = acked[b];
+                if (!stays) leaving[b] = 1;
+            }
+            break;
+        case 5: /* a CTA that decided leaves */
+            if (leaving[b]) {
+                if (counted && (hold & 1)) return 1;
+                leaving[b] = 0, alive[b] = 0, left++;
+            }
+            break;
+        default: { /* the poller relaunches an ended launch */
+            int any = 0;
+            for (int c = 0; c < HOLD_CTAS; c++) any |= alive[c];
+            if (!any) {
+                left = 0, counted = 0;
+                for (int c = 0; c < HOLD_CTAS; c++) alive[c] = 1, acked[c] = ~0ull;
+            }
+            break;
+        }
+        }
+    }
+    return 2;
+}
+
+static void test_hold(void **state)
+{
+    (void)state;
+    for (unsigned seed = 1; seed <= 3000; seed++) {
+        int r = hold_model(gshmemi_engine_hold_stays, seed);
+        if (r) fail_msg("seed %u: %s", seed, r == 1 ? "a CTA left a launch the host counted on" : "the host never came to count on a launch");
+    }
+}
+
+/* The model catches a rule that ignores a CTA gone (the others stay: the launch never ends) and one
+ * that never stays (a CTA leaves a launch counted on). */
+static void test_hold_catches(void **state)
+{
+    (void)state;
+    int stuck = 0, left_counted = 0;
+    for (unsigned seed = 1; seed <= 3000; seed++) {
+        stuck += hold_model(rule_ignores_left, seed) == 2;
+        left_counted += hold_model(rule_never_stays, seed) == 1;
+    }
+    assert_true(stuck > 0);
+    assert_true(left_counted > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_queue_refusals), cmocka_unit_test(test_queue_full),   cmocka_unit_test(test_queue_threads),
         cmocka_unit_test(test_stickiness),     cmocka_unit_test(test_sequence),     cmocka_unit_test(test_model),
         cmocka_unit_test(test_model_catches),  cmocka_unit_test(test_model_catches_ll),
+        cmocka_unit_test(test_hold),           cmocka_unit_test(test_hold_catches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

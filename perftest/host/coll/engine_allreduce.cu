@@ -47,7 +47,7 @@ int main(int argc, char **argv)
     pt_opts_t o = {8, 128 << 20, 16, 20, 5, 8, 512, 0, 0, NULL};
     pt_parse(argc, argv, &o);
     if (o.threads > 512 || o.threads % 32) PT_BAD_OPTION(&o, "-t %d: the engine's daemon runs 32..512 threads a CTA, a multiple of 32", o.threads);
-    if (o.ctas > 32) PT_BAD_OPTION(&o, "-c %d: the engine's daemon runs 1..32 CTAs", o.ctas);
+    if (o.ctas > 128) PT_BAD_OPTION(&o, "-c %d: the engine's daemon runs 1..128 CTAs", o.ctas);
     pt_init(&o);
     const int me = shmem_my_pe(), npes = shmem_n_pes();
     const size_t maxn = o.max_size / 4 + 1;
