@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "gshmem.h"
+#include "../runtime/base/clock.h"
 #include "../runtime/base/cudawrap.h"
 #include "../runtime/base/log.h"
 #include "engine_launch.h"
@@ -63,13 +64,6 @@ struct shmemx_engine {
     int holding;
 };
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int require_init(const char *routine)
 {
     return gshmemi_coll_require_init(routine) ? GSHMEMI_OK : GSHMEMI_ERR_STATE;
@@ -95,7 +89,7 @@ static int poll_once(shmemx_engine_t *e)
     }
     /* a collective pending, without progress, longer than the device wait timeout: say so once
      * (a member has not submitted it, or has stopped); the engine keeps trying */
-    const uint64_t now = now_ns();
+    const uint64_t now = gshmemi_now_ns();
     for (int id = 0; id < e->sq.ncolls; id++) {
         uint64_t done = __atomic_load_n(&e->host->done[id], __ATOMIC_ACQUIRE);
         if (done >= e->sq.seq[id]) {
@@ -124,7 +118,7 @@ static int poll_once(shmemx_engine_t *e)
         if (q == cudaSuccess) {
             e->running = 0;
             e->exits++;
-            e->exit_ns = now_ns();
+            e->exit_ns = gshmemi_now_ns();
         } else if (q != cudaErrorNotReady && !e->error) {
             GSHMEMI_ERROR("engine", "the daemon kernel failed: %s; every pending request of this engine fails", cudaGetErrorString(q));
             e->error = 1;
@@ -133,7 +127,7 @@ static int poll_once(shmemx_engine_t *e)
     const int pending = gshmemi_engine_sq_outstanding(&e->sq) > 0;
     /* A daemon that left with nothing new queued since its launch left stuck: it comes back after
      * a pause, which lets a cudaDeviceSynchronize of this process that waited for it return. */
-    const int fresh = e->sq.next != e->launched_next || now_ns() - e->exit_ns >= RELAUNCH_PAUSE_NS;
+    const int fresh = e->sq.next != e->launched_next || gshmemi_now_ns() - e->exit_ns >= RELAUNCH_PAUSE_NS;
     if (pending && !e->running && !e->error && fresh) {
         e->launched_next = e->sq.next;
         cudaError_t z = cudaMemsetAsync(e->dev.left, 0, sizeof(uint32_t), e->stream);
@@ -578,7 +572,7 @@ int shmemx_engine_test(shmemx_engine_t *e, shmemx_engine_ticket_t t, int *done)
 int shmemx_engine_wait(shmemx_engine_t *e, shmemx_engine_ticket_t t, double timeout_s)
 {
     int id, rc;
-    uint64_t seq, start = now_ns(), limit;
+    uint64_t seq, start = gshmemi_now_ns(), limit;
     if ((rc = decode(e, t, &id, &seq, "shmemx_engine_wait")) != GSHMEMI_OK) return rc;
     limit = timeout_s > 0 ? (uint64_t)(timeout_s * 1e9) : e->timeout_ns;
     for (uint32_t spins = 0; __atomic_load_n(&e->host->done[id], __ATOMIC_ACQUIRE) < seq; spins++) {
@@ -588,7 +582,7 @@ int shmemx_engine_wait(shmemx_engine_t *e, shmemx_engine_ticket_t t, double time
             return GSHMEMI_ERR_CUDA;
         }
         if ((spins & 255) == 255) {
-            if (now_ns() - start > limit) {
+            if (gshmemi_now_ns() - start > limit) {
                 GSHMEMI_ERROR("engine", "shmemx_engine_wait: request %llu of collective %d (team of %d from PE %d, stride %d) not complete "
                               "after %.3f s: %llu of its requests done; a member has not submitted it, or has stopped",
                               (unsigned long long)seq, id, e->colls[id].size, e->colls[id].start, e->colls[id].stride, limit / 1e9,
@@ -609,7 +603,7 @@ int shmemx_engine_wait(shmemx_engine_t *e, shmemx_engine_ticket_t t, double time
 int shmemx_engine_stream_wait(shmemx_engine_t *e, shmemx_engine_ticket_t t, struct CUstream_st *stream)
 {
     int id, rc;
-    uint64_t seq, gen, start = now_ns();
+    uint64_t seq, gen, start = gshmemi_now_ns();
     void *word;
     if ((rc = decode(e, t, &id, &seq, "shmemx_engine_stream_wait")) != GSHMEMI_OK) return rc;
     GSHMEMI_CUDACHECK(cudaHostGetDevicePointer(&word, (void *)&e->host->done[id], 0));
@@ -631,7 +625,7 @@ int shmemx_engine_stream_wait(shmemx_engine_t *e, shmemx_engine_ticket_t t, stru
                 return GSHMEMI_ERR_CUDA;
             }
             if ((spins & 255) == 255) {
-                if (now_ns() - start > e->timeout_ns) {
+                if (gshmemi_now_ns() - start > e->timeout_ns) {
                     int n = 0;
                     for (int b = 0; b < e->dev.ctas; b++) n += e->host->ack[b] >= gen;
                     GSHMEMI_ERROR("engine", "shmemx_engine_stream_wait: the daemon did not take the hold for request %llu of collective %d "
