@@ -127,7 +127,7 @@ int gshmemi_heap_ensure_backed(gshmemi_heap_t *heap, size_t end)
     GSHMEMI_TRACE("heap", "chunk [%zu, +%zu) created and mapped here", chunk.offset, chunk.size);
     for (int i = 0; i < heap->n_subs && rc == GSHMEMI_OK; i++) {
         rc = heap->subs[i].fn(heap->subs[i].arg, &chunk);
-        GSHMEMI_TRACE("heap", "growth subscriber %d of %d done", i + 1, heap->n_subs);
+        if (rc == GSHMEMI_OK) GSHMEMI_TRACE("heap", "growth subscriber %d of %d done", i + 1, heap->n_subs);
     }
     /* The mapping keeps the memory alive; the handle is not needed any more. */
     gshmemi_cu.cuMemRelease(chunk.handle);

@@ -107,7 +107,9 @@ static int map_peer_chunk(gshmemi_transport_ctx_t *ctx, int local, size_t offset
     }
     p2p.mapped[local] = offset + size;
     GSHMEMI_TRACE("heap", "local PE %d's chunk [%zu, +%zu) imported and mapped", local, offset, size);
-    return gshmemi_heap_set_access(ctx->heap, addr, size);
+    GSHMEMI_CHECK(gshmemi_heap_set_access(ctx->heap, addr, size));
+    GSHMEMI_TRACE("heap", "local PE %d's chunk accessible here", local);
+    return GSHMEMI_OK;
 }
 
 /* Every PE of this machine sends its chunk's fd to every other; each maps those it reaches and closes
@@ -137,7 +139,6 @@ static int p2p_register_chunk(gshmemi_transport_ctx_t *ctx, const gshmemi_heap_c
             rc = GSHMEMI_ERR_REMOTE;
         } else if (p2p.reach[from]) {
             rc = map_peer_chunk(ctx, from, chunk->offset, chunk->size, pfd);
-            GSHMEMI_TRACE("heap", "local PE %d's chunk mapped", from);
         }
         close(pfd);
     }
