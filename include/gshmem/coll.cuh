@@ -118,23 +118,30 @@ static inline int shmemx_collective_launch(const void *func, dim3 grid, dim3 blo
  * shmem_int_sum_reduce, shmemx_float_sum_reduce_block, shmemx_half_max_reduce_grid ...); the
  * untyped forms below give NAME = broadcastmem, fcollectmem, collectmem, alltoallmem. The
  * on-stream forms of half and bfloat16 (shmemx_half_sum_reduce_on_stream, ...) come from
- * gshmem/coll.h's generators, instantiated at the end of this file. */
+ * gshmem/coll.h's generators, instantiated at the end of this file.
+ *
+ * Each form is a function template with one defaulted parameter (GSHMEMI_COLL_ON_USE), called as
+ * a plain function (shmem_float_sum_reduce(team, d, s, n)): the compiler then instantiates a
+ * collective's code (every protocol, for its operator and type) only in a translation unit that
+ * calls it, where a plain inline function would instantiate all of them in every unit that
+ * includes gshmem.h (some 2 s of nvcc each). Taking a form's address needs `<>`. */
+#define GSHMEMI_COLL_ON_USE template <int = 0>
 #define GSHMEMI_DEVICE_COLL_FORMS(NAME, PARAMS, ARGS, OPC, T, DT)                                                   \
-    GSHMEMI_HD int shmem_##NAME PARAMS                                                                               \
+    GSHMEMI_COLL_ON_USE GSHMEMI_HD int shmem_##NAME PARAMS                                                           \
     {                                                                                                                \
         gshmemi_coll_args_t a = ARGS;                                                                                \
         return GSHMEMI_HOSTDEV_BRANCH((gshmemi_coll_group<OPC, T>(team, a, GSHMEMI_SCOPE_THREAD, __func__)),         \
                                       gshmemi_coll_host(__func__, team, &a, DT, OPC));                \
     }                                                                                                                \
-    GSHMEMI_DEV int shmemx_##NAME##_warp PARAMS                                                                      \
+    GSHMEMI_COLL_ON_USE GSHMEMI_DEV int shmemx_##NAME##_warp PARAMS                                                  \
     {                                                                                                                \
         return gshmemi_coll_group<OPC, T>(team, ARGS, GSHMEMI_SCOPE_WARP, __func__);                                 \
     }                                                                                                                \
-    GSHMEMI_DEV int shmemx_##NAME##_block PARAMS                                                                     \
+    GSHMEMI_COLL_ON_USE GSHMEMI_DEV int shmemx_##NAME##_block PARAMS                                                 \
     {                                                                                                                \
         return gshmemi_coll_group<OPC, T>(team, ARGS, GSHMEMI_SCOPE_BLOCK, __func__);                                \
     }                                                                                                                \
-    GSHMEMI_DEV int shmemx_##NAME##_grid PARAMS { return gshmemi_coll_grid<OPC, T>(team, ARGS, __func__); }
+    GSHMEMI_COLL_ON_USE GSHMEMI_DEV int shmemx_##NAME##_grid PARAMS { return gshmemi_coll_grid<OPC, T>(team, ARGS, __func__); }
 
 #define GSHMEMI_DEVICE_MOVE(name, T)                                                                                 \
     GSHMEMI_DEVICE_COLL_FORMS(name##_broadcast, (shmem_team_t team, T * dest, const T *source, size_t nelems, int PE_root), \

@@ -27,8 +27,13 @@
 #ifdef __CUDACC__
 #define NVSHMEMI_COMPAT_HD static __host__ __device__ __forceinline__
 #define NVSHMEMI_COMPAT_D static __device__ __forceinline__
+/* The collectives' wrappers are, as the routines they call (gshmem/coll.cuh), function templates
+ * with one defaulted parameter: a unit compiles only the collectives it calls. */
+#define NVSHMEMI_COMPAT_COLL_HD template <int = 0> NVSHMEMI_COMPAT_HD
+#define NVSHMEMI_COMPAT_COLL_D template <int = 0> NVSHMEMI_COMPAT_D
 #else
 #define NVSHMEMI_COMPAT_HD static inline
+#define NVSHMEMI_COMPAT_COLL_HD static inline
 #endif
 #define NVSHMEMI_COMPAT_H static inline
 /* cudaStream_t, without needing the CUDA headers in C host code */
@@ -1026,25 +1031,25 @@ GSHMEM_SYNC_TYPES(NVSHMEMI_COMPAT_WAIT_HOST)
     {                                                                                                              \
         return shmemx_##name##_alltoall_on_stream(team, dest, source, nelems, stream);                             \
     }                                                                                                              \
-    NVSHMEMI_COMPAT_HD int nvshmem_##name##_broadcast(nvshmem_team_t team, T *dest, const T *source, size_t nelems, \
+    NVSHMEMI_COMPAT_COLL_HD int nvshmem_##name##_broadcast(nvshmem_team_t team, T *dest, const T *source, size_t nelems, \
                                                       int PE_root)                                                 \
     {                                                                                                              \
         return shmem_##name##_broadcast(team, dest, source, nelems, PE_root);                                      \
     }                                                                                                              \
-    NVSHMEMI_COMPAT_HD int nvshmem_##name##_fcollect(nvshmem_team_t team, T *dest, const T *source, size_t nelems)  \
+    NVSHMEMI_COMPAT_COLL_HD int nvshmem_##name##_fcollect(nvshmem_team_t team, T *dest, const T *source, size_t nelems) \
     {                                                                                                              \
         return shmem_##name##_fcollect(team, dest, source, nelems);                                                \
     }                                                                                                              \
-    NVSHMEMI_COMPAT_HD int nvshmem_##name##_alltoall(nvshmem_team_t team, T *dest, const T *source, size_t nelems)  \
+    NVSHMEMI_COMPAT_COLL_HD int nvshmem_##name##_alltoall(nvshmem_team_t team, T *dest, const T *source, size_t nelems) \
     {                                                                                                              \
         return shmem_##name##_alltoall(team, dest, source, nelems);                                                \
     }
 #define NVSHMEMI_COMPAT_REDUCE_HOST(op, OPC, name, T, DT)                                                           \
-    NVSHMEMI_COMPAT_HD int nvshmem_##name##op##_reduce(nvshmem_team_t team, T *dest, const T *source, size_t nreduce) \
+    NVSHMEMI_COMPAT_COLL_HD int nvshmem_##name##op##_reduce(nvshmem_team_t team, T *dest, const T *source, size_t nreduce) \
     {                                                                                                              \
         return shmem_##name##op##_reduce(team, dest, source, nreduce);                                             \
     }                                                                                                              \
-    NVSHMEMI_COMPAT_HD int nvshmem_##name##op##_reducescatter(nvshmem_team_t team, T *dest, const T *source,        \
+    NVSHMEMI_COMPAT_COLL_HD int nvshmem_##name##op##_reducescatter(nvshmem_team_t team, T *dest, const T *source,   \
                                                               size_t nreduce)                                      \
     {                                                                                                              \
         return shmem_##name##op##_reducescatter(team, dest, source, nreduce);                                      \
@@ -1060,15 +1065,15 @@ GSHMEM_SYNC_TYPES(NVSHMEMI_COMPAT_WAIT_HOST)
     {                                                                                                              \
         return shmemx_##name##op##_reducescatter_on_stream(team, dest, source, nreduce, stream);                   \
     }
-NVSHMEMI_COMPAT_HD int nvshmem_broadcastmem(nvshmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root)
+NVSHMEMI_COMPAT_COLL_HD int nvshmem_broadcastmem(nvshmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root)
 {
     return shmem_broadcastmem(team, dest, source, nelems, PE_root);
 }
-NVSHMEMI_COMPAT_HD int nvshmem_fcollectmem(nvshmem_team_t team, void *dest, const void *source, size_t nelems)
+NVSHMEMI_COMPAT_COLL_HD int nvshmem_fcollectmem(nvshmem_team_t team, void *dest, const void *source, size_t nelems)
 {
     return shmem_fcollectmem(team, dest, source, nelems);
 }
-NVSHMEMI_COMPAT_HD int nvshmem_alltoallmem(nvshmem_team_t team, void *dest, const void *source, size_t nelems)
+NVSHMEMI_COMPAT_COLL_HD int nvshmem_alltoallmem(nvshmem_team_t team, void *dest, const void *source, size_t nelems)
 {
     return shmem_alltoallmem(team, dest, source, nelems);
 }
@@ -1090,28 +1095,28 @@ NVSHMEMI_COMPAT_H int nvshmemx_alltoallmem_on_stream(nvshmem_team_t team, void *
 
 #ifdef __CUDACC__
 #define NVSHMEMI_COMPAT_MOVE_GROUP(name, T, G)                                                                      \
-    NVSHMEMI_COMPAT_D int nvshmemx_##name##_broadcast_##G(nvshmem_team_t team, T *dest, const T *source,            \
+    NVSHMEMI_COMPAT_COLL_D int nvshmemx_##name##_broadcast_##G(nvshmem_team_t team, T *dest, const T *source,       \
                                                           size_t nelems, int PE_root)                              \
     {                                                                                                              \
         return shmemx_##name##_broadcast_##G(team, dest, source, nelems, PE_root);                                 \
     }                                                                                                              \
-    NVSHMEMI_COMPAT_D int nvshmemx_##name##_fcollect_##G(nvshmem_team_t team, T *dest, const T *source,             \
+    NVSHMEMI_COMPAT_COLL_D int nvshmemx_##name##_fcollect_##G(nvshmem_team_t team, T *dest, const T *source,        \
                                                          size_t nelems)                                            \
     {                                                                                                              \
         return shmemx_##name##_fcollect_##G(team, dest, source, nelems);                                           \
     }                                                                                                              \
-    NVSHMEMI_COMPAT_D int nvshmemx_##name##_alltoall_##G(nvshmem_team_t team, T *dest, const T *source,             \
+    NVSHMEMI_COMPAT_COLL_D int nvshmemx_##name##_alltoall_##G(nvshmem_team_t team, T *dest, const T *source,        \
                                                          size_t nelems)                                            \
     {                                                                                                              \
         return shmemx_##name##_alltoall_##G(team, dest, source, nelems);                                           \
     }
 #define NVSHMEMI_COMPAT_REDUCE_GROUP(op, name, T, G)                                                                \
-    NVSHMEMI_COMPAT_D int nvshmemx_##name##op##_reduce_##G(nvshmem_team_t team, T *dest, const T *source,           \
+    NVSHMEMI_COMPAT_COLL_D int nvshmemx_##name##op##_reduce_##G(nvshmem_team_t team, T *dest, const T *source,      \
                                                            size_t nreduce)                                         \
     {                                                                                                              \
         return shmemx_##name##op##_reduce_##G(team, dest, source, nreduce);                                        \
     }                                                                                                              \
-    NVSHMEMI_COMPAT_D int nvshmemx_##name##op##_reducescatter_##G(nvshmem_team_t team, T *dest, const T *source,    \
+    NVSHMEMI_COMPAT_COLL_D int nvshmemx_##name##op##_reducescatter_##G(nvshmem_team_t team, T *dest, const T *source, \
                                                                   size_t nreduce)                                  \
     {                                                                                                              \
         return shmemx_##name##op##_reducescatter_##G(team, dest, source, nreduce);                                 \
@@ -1129,17 +1134,17 @@ GSHMEM_RMA_EXT_TYPES(NVSHMEMI_COMPAT_MOVE)
 GSHMEM_REDUCE_PAIRS(NVSHMEMI_COMPAT_REDUCE)
 GSHMEM_REDUCE_EXT_PAIRS(NVSHMEMI_COMPAT_REDUCE)
 #define NVSHMEMI_COMPAT_MEM_GROUP(G)                                                                                \
-    NVSHMEMI_COMPAT_D int nvshmemx_broadcastmem_##G(nvshmem_team_t team, void *dest, const void *source,            \
+    NVSHMEMI_COMPAT_COLL_D int nvshmemx_broadcastmem_##G(nvshmem_team_t team, void *dest, const void *source,       \
                                                     size_t nelems, int PE_root)                                    \
     {                                                                                                              \
         return shmemx_broadcastmem_##G(team, dest, source, nelems, PE_root);                                       \
     }                                                                                                              \
-    NVSHMEMI_COMPAT_D int nvshmemx_fcollectmem_##G(nvshmem_team_t team, void *dest, const void *source,             \
+    NVSHMEMI_COMPAT_COLL_D int nvshmemx_fcollectmem_##G(nvshmem_team_t team, void *dest, const void *source,        \
                                                    size_t nelems)                                                  \
     {                                                                                                              \
         return shmemx_fcollectmem_##G(team, dest, source, nelems);                                                 \
     }                                                                                                              \
-    NVSHMEMI_COMPAT_D int nvshmemx_alltoallmem_##G(nvshmem_team_t team, void *dest, const void *source,             \
+    NVSHMEMI_COMPAT_COLL_D int nvshmemx_alltoallmem_##G(nvshmem_team_t team, void *dest, const void *source,        \
                                                    size_t nelems)                                                  \
     {                                                                                                              \
         return shmemx_alltoallmem_##G(team, dest, source, nelems);                                                 \

@@ -47,6 +47,9 @@
 
 /* fn has exactly NVSHMEM's signature. */
 #define SIG(fn, ...) static_assert(std::is_same<decltype(&fn), __VA_ARGS__>::value, #fn ": not NVSHMEM's signature");
+/* The same for a collective called from a kernel or both sides: a function template with one
+ * defaulted parameter (docs/nvshmem.md), its signature that of fn<>. */
+#define SIG_COLL(fn, ...) static_assert(std::is_same<decltype(&fn<>), __VA_ARGS__>::value, #fn ": not NVSHMEM's signature");
 
 /* What the calls take; never dereferenced on a host without a GPU (the kernels never run). */
 struct args {
@@ -276,39 +279,39 @@ NV_WAIT_TYPES(WAIT_SIGS)
 
 /* ---- collectives ---- */
 #define MOVE_SIGS(name, T)                                                                       \
-    SIG(nvshmem_##name##_broadcast, int (*)(nvshmem_team_t, T *, const T *, size_t, int))        \
-    SIG(nvshmemx_##name##_broadcast_warp, int (*)(nvshmem_team_t, T *, const T *, size_t, int))  \
-    SIG(nvshmemx_##name##_broadcast_block, int (*)(nvshmem_team_t, T *, const T *, size_t, int)) \
+    SIG_COLL(nvshmem_##name##_broadcast, int (*)(nvshmem_team_t, T *, const T *, size_t, int)) \
+    SIG_COLL(nvshmemx_##name##_broadcast_warp, int (*)(nvshmem_team_t, T *, const T *, size_t, int)) \
+    SIG_COLL(nvshmemx_##name##_broadcast_block, int (*)(nvshmem_team_t, T *, const T *, size_t, int)) \
     SIG(nvshmemx_##name##_broadcast_on_stream, int (*)(nvshmem_team_t, T *, const T *, size_t, int, cudaStream_t)) \
-    SIG(nvshmem_##name##_fcollect, int (*)(nvshmem_team_t, T *, const T *, size_t))              \
-    SIG(nvshmemx_##name##_fcollect_warp, int (*)(nvshmem_team_t, T *, const T *, size_t))        \
-    SIG(nvshmemx_##name##_fcollect_block, int (*)(nvshmem_team_t, T *, const T *, size_t))       \
+    SIG_COLL(nvshmem_##name##_fcollect, int (*)(nvshmem_team_t, T *, const T *, size_t))      \
+    SIG_COLL(nvshmemx_##name##_fcollect_warp, int (*)(nvshmem_team_t, T *, const T *, size_t)) \
+    SIG_COLL(nvshmemx_##name##_fcollect_block, int (*)(nvshmem_team_t, T *, const T *, size_t)) \
     SIG(nvshmemx_##name##_fcollect_on_stream, int (*)(nvshmem_team_t, T *, const T *, size_t, cudaStream_t)) \
-    SIG(nvshmem_##name##_alltoall, int (*)(nvshmem_team_t, T *, const T *, size_t))              \
-    SIG(nvshmemx_##name##_alltoall_warp, int (*)(nvshmem_team_t, T *, const T *, size_t))        \
-    SIG(nvshmemx_##name##_alltoall_block, int (*)(nvshmem_team_t, T *, const T *, size_t))       \
+    SIG_COLL(nvshmem_##name##_alltoall, int (*)(nvshmem_team_t, T *, const T *, size_t))      \
+    SIG_COLL(nvshmemx_##name##_alltoall_warp, int (*)(nvshmem_team_t, T *, const T *, size_t)) \
+    SIG_COLL(nvshmemx_##name##_alltoall_block, int (*)(nvshmem_team_t, T *, const T *, size_t)) \
     SIG(nvshmemx_##name##_alltoall_on_stream, int (*)(nvshmem_team_t, T *, const T *, size_t, cudaStream_t))
 NV_RMA_TYPES(MOVE_SIGS)
 #define REDUCE_SIGS(op, name, T)                                                                 \
-    SIG(nvshmem_##name##op##_reduce, int (*)(nvshmem_team_t, T *, const T *, size_t))            \
-    SIG(nvshmemx_##name##op##_reduce_warp, int (*)(nvshmem_team_t, T *, const T *, size_t))      \
-    SIG(nvshmemx_##name##op##_reduce_block, int (*)(nvshmem_team_t, T *, const T *, size_t))     \
+    SIG_COLL(nvshmem_##name##op##_reduce, int (*)(nvshmem_team_t, T *, const T *, size_t))    \
+    SIG_COLL(nvshmemx_##name##op##_reduce_warp, int (*)(nvshmem_team_t, T *, const T *, size_t)) \
+    SIG_COLL(nvshmemx_##name##op##_reduce_block, int (*)(nvshmem_team_t, T *, const T *, size_t)) \
     SIG(nvshmemx_##name##op##_reduce_on_stream, int (*)(nvshmem_team_t, T *, const T *, size_t, cudaStream_t)) \
-    SIG(nvshmem_##name##op##_reducescatter, int (*)(nvshmem_team_t, T *, const T *, size_t))     \
-    SIG(nvshmemx_##name##op##_reducescatter_warp, int (*)(nvshmem_team_t, T *, const T *, size_t)) \
-    SIG(nvshmemx_##name##op##_reducescatter_block, int (*)(nvshmem_team_t, T *, const T *, size_t)) \
+    SIG_COLL(nvshmem_##name##op##_reducescatter, int (*)(nvshmem_team_t, T *, const T *, size_t)) \
+    SIG_COLL(nvshmemx_##name##op##_reducescatter_warp, int (*)(nvshmem_team_t, T *, const T *, size_t)) \
+    SIG_COLL(nvshmemx_##name##op##_reducescatter_block, int (*)(nvshmem_team_t, T *, const T *, size_t)) \
     SIG(nvshmemx_##name##op##_reducescatter_on_stream,                                           \
         int (*)(nvshmem_team_t, T *, const T *, size_t, cudaStream_t))
 NV_REDUCE(REDUCE_SIGS)
 #define MEMCOLL_SIGS(G)                                                                          \
-    SIG(nvshmemx_broadcastmem##G, int (*)(nvshmem_team_t, void *, const void *, size_t, int))    \
-    SIG(nvshmemx_fcollectmem##G, int (*)(nvshmem_team_t, void *, const void *, size_t))          \
-    SIG(nvshmemx_alltoallmem##G, int (*)(nvshmem_team_t, void *, const void *, size_t))
+    SIG_COLL(nvshmemx_broadcastmem##G, int (*)(nvshmem_team_t, void *, const void *, size_t, int)) \
+    SIG_COLL(nvshmemx_fcollectmem##G, int (*)(nvshmem_team_t, void *, const void *, size_t))  \
+    SIG_COLL(nvshmemx_alltoallmem##G, int (*)(nvshmem_team_t, void *, const void *, size_t))
 MEMCOLL_SIGS(_warp)
 MEMCOLL_SIGS(_block)
-SIG(nvshmem_broadcastmem, int (*)(nvshmem_team_t, void *, const void *, size_t, int))
-SIG(nvshmem_fcollectmem, int (*)(nvshmem_team_t, void *, const void *, size_t))
-SIG(nvshmem_alltoallmem, int (*)(nvshmem_team_t, void *, const void *, size_t))
+SIG_COLL(nvshmem_broadcastmem, int (*)(nvshmem_team_t, void *, const void *, size_t, int))
+SIG_COLL(nvshmem_fcollectmem, int (*)(nvshmem_team_t, void *, const void *, size_t))
+SIG_COLL(nvshmem_alltoallmem, int (*)(nvshmem_team_t, void *, const void *, size_t))
 SIG(nvshmemx_broadcastmem_on_stream, int (*)(nvshmem_team_t, void *, const void *, size_t, int, cudaStream_t))
 SIG(nvshmemx_fcollectmem_on_stream, int (*)(nvshmem_team_t, void *, const void *, size_t, cudaStream_t))
 SIG(nvshmemx_alltoallmem_on_stream, int (*)(nvshmem_team_t, void *, const void *, size_t, cudaStream_t))
@@ -406,20 +409,32 @@ __host__ __device__ void both_sides(args a)
 #define DEV_WAIT_TYPES(X) X(uint64, uint64_t)
 
 /* Device-only names (the thread-group forms, the waits and tests), and the device side of the
- * names both sides have. */
-__global__ void device_only(args a)
+ * names both sides have, in several kernels: one kernel inlining them all took nvcc twice as
+ * long (the compilers' cost grows faster than a function's size). */
+__global__ void device_rma(args a)
 {
     DEV_RMA_TYPES(RMA_BOTH)
     DEV_SIZES(SIZED_BOTH)
+    *(int *)a.d = a.pe + (int)a.n;
+}
+__global__ void device_amo(args a)
+{
     DEV_AMO_STANDARD_TYPES(AMO_STD_BOTH)
     DEV_AMO_EXTENDED_TYPES(AMO_EXT_BOTH)
     DEV_AMO_BITWISE_TYPES(AMO_BIT_BOTH)
-    /* collectives: each call is a whole collective's device code, so one of each kind here */
-    a.pe += nvshmem_int_fcollect(a.team, D(int), S(int), a.n);
-    a.pe += nvshmemx_int_broadcast_warp(a.team, D(int), S(int), a.n, 0);
-    a.pe += nvshmemx_alltoallmem_block(a.team, a.d, a.s, a.n);
-    a.pe += nvshmemx_float_sum_reduce_block(a.team, D(float), S(float), a.n);
-    a.pe += nvshmemx_half_max_reducescatter_warp(a.team, D(__half), S(__half), a.n);
+    *(int *)a.d = a.pe + (int)a.n;
+}
+/* collectives: each call is a whole collective's device code, so one of each kind, a kernel each */
+__global__ void device_fcollect(args a) { *(int *)a.d = nvshmem_int_fcollect(a.team, D(int), S(int), a.n); }
+__global__ void device_broadcast_warp(args a) { *(int *)a.d = nvshmemx_int_broadcast_warp(a.team, D(int), S(int), a.n, 0); }
+__global__ void device_alltoallmem_block(args a) { *(int *)a.d = nvshmemx_alltoallmem_block(a.team, a.d, a.s, a.n); }
+__global__ void device_reduce_block(args a) { *(int *)a.d = nvshmemx_float_sum_reduce_block(a.team, D(float), S(float), a.n); }
+__global__ void device_reducescatter_warp(args a)
+{
+    *(int *)a.d = nvshmemx_half_max_reducescatter_warp(a.team, D(__half), S(__half), a.n);
+}
+__global__ void device_groups(args a)
+{
     nvshmem_global_exit(1);
 #define GROUP_UNTYPED(G)                                                                         \
     nvshmemx_barrier_all_##G();                                                                  \
@@ -435,6 +450,9 @@ __global__ void device_only(args a)
     nvshmemx_putmem_signal_nbi_##G(a.d, a.s, a.n, a.sig, 1, NVSHMEM_SIGNAL_SET, a.pe);
     GROUP_UNTYPED(warp)
     GROUP_UNTYPED(block)
+}
+__global__ void device_typed_groups(args a)
+{
 #define RMA_GROUP(name, T, G)                                                                    \
     nvshmemx_##name##_put_##G(D(T), S(T), a.n, a.pe);                                            \
     nvshmemx_##name##_get_##G(D(T), S(T), a.n, a.pe);                                            \
@@ -457,6 +475,9 @@ __global__ void device_only(args a)
     nvshmemx_put##bits##_signal_nbi_##G(a.d, a.s, a.n, a.sig, 1, NVSHMEM_SIGNAL_SET, a.pe);
 #define SIZED_GROUPS(bits, bytes) SIZED_GROUP(bits, warp) SIZED_GROUP(bits, block)
     DEV_SIZES(SIZED_GROUPS)
+}
+__global__ void device_waits(args a)
+{
 #define WAIT_DEVICE(name, T)                                                                     \
     nvshmem_##name##_wait_until(D(T), NVSHMEM_CMP_EQ, 1);                                        \
     nvshmem_##name##_wait_until_all(D(T), a.n, a.status, NVSHMEM_CMP_NE, 1);                     \
@@ -473,6 +494,10 @@ __global__ void device_only(args a)
     a.n += nvshmem_##name##_test_any_vector(D(T), a.n, a.status, NVSHMEM_CMP_EQ, D(T));          \
     a.n += nvshmem_##name##_test_some_vector(D(T), a.n, a.idx, a.status, NVSHMEM_CMP_EQ, D(T));
     DEV_WAIT_TYPES(WAIT_DEVICE)
+    *(int *)a.d = a.pe + (int)a.n;
+}
+__global__ void device_only(args a)
+{
     both_sides(a);
     *(int *)a.d = a.pe + (int)a.n;
 }
