@@ -9,6 +9,9 @@
  *     the count, and the host id of --hosts (one per PE) or GSHMEM_HOST_ID; --assume-peer-access
  *     takes every GPU as reaching every other (a machine with NVLink between all, or no GPU here)
  *   gshmem-info --markdown   the variables as the markdown table of docs/environment.md
+ *   gshmem-info --api [DIR]  every public routine as the markdown of docs/api-reference.md, the
+ *     header lines read from DIR (the folder holding gshmem.h; by default this source tree's
+ *     include/, else the installed one); exits 1 naming what it cannot find
  *   gshmem-info --rdma       the RDMA part alone
  *   gshmem-info --version    the version alone */
 #include <errno.h>
@@ -19,6 +22,7 @@
 #include <cuda_runtime.h>
 
 #include "gshmem/types.h"
+#include "runtime/tools/api_ref.h"
 #include "runtime/base/cudawrap.h"
 #include "runtime/base/env.h"
 #include "runtime/base/log.h"
@@ -252,7 +256,29 @@ static int print_routes(int n, const char *hosts, int assume_access, int n_gpus,
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: gshmem-info [--pes N [--hosts ID,ID,...] [--assume-peer-access]] | --markdown | --rdma | --version\n");
+    fprintf(stderr, "usage: gshmem-info [--pes N [--hosts ID,ID,...] [--assume-peer-access]] | --markdown | --api [DIR] | --rdma | "
+                    "--version\n");
+}
+
+/* The API reference from the headers under dir, or under the first folder of this build's that
+ * holds gshmem.h: the source tree's include/, then the installed one. */
+static int print_api(const char *dir)
+{
+    static const char *const dirs[] = {GSHMEM_SOURCE_INCLUDE_DIR, GSHMEM_INSTALL_INCLUDE_DIR};
+    for (size_t i = 0; !dir && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        char path[4096];
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/gshmem.h", dirs[i]);
+        if ((f = fopen(path, "r"))) {
+            fclose(f);
+            dir = dirs[i];
+        }
+    }
+    if (!dir) {
+        fprintf(stderr, "gshmem-info --api: no gshmem.h in %s nor in %s; give the folder holding it: --api DIR\n", dirs[0], dirs[1]);
+        return 1;
+    }
+    return gshmemi_api_ref_print(stdout, dir) == 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -263,6 +289,13 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--markdown") == 0) { /* the table of docs/environment.md */
         gshmemi_env_print_markdown(stdout);
         return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--api") == 0) { /* docs/api-reference.md */
+        if (argc > 3) {
+            usage();
+            return 2;
+        }
+        return print_api(argc == 3 ? argv[2] : NULL);
     }
     if (argc > 1 && strcmp(argv[1], "--rdma") == 0) return print_rdma();
     for (int i = 1; i < argc; i++) {
