@@ -204,6 +204,7 @@ static int exchange_peers(void)
         size_t free_b = 0, total_b = 0;
         GSHMEMI_CUDACHECK(cudaMemGetInfo(&free_b, &total_b));
         me->gpu_mem = total_b;
+        me->gpu_free = free_b;
     }
     return st->bs->allgather(st->bs, st->peers, sizeof(*st->peers));
 }
@@ -285,6 +286,38 @@ static size_t heap_size(void)
         GSHMEMI_INFO("heap", "symmetric heap: up to %llu bytes a PE (the smallest GPU's memory; GSHMEM_SYMMETRIC_SIZE sets it)",
                      (unsigned long long)least);
     return (size_t)least;
+}
+
+/* The initial heap: GSHMEM_HEAP_INITIAL bytes for the program's allocations, beyond what the
+ * runtime took, mapped now on every PE (with the peers' chunks), as NVSHMEM maps its heap at init:
+ * a program's first shmem_malloc up to that size then maps nothing. (The first mapping of a large
+ * peer chunk costs some 9 ms in the driver, serialized across the processes of a machine; here
+ * init pays it instead of the first allocation.) Collective: every PE takes the same decision
+ * from the peers' data, and skips it, saying so, where a GPU has not that much free for each PE
+ * it holds with 1 GiB to spare. */
+#define HEAP_INITIAL_SPARE (1ull << 30)
+static int back_initial_heap(void)
+{
+    gshmemi_state_t *st = &gshmemi_state;
+    const size_t used = gshmemi_alloc_high_water(st->heap.alloc);
+    size_t want = gshmemi_env.HEAP_INITIAL;
+
+    if (want > st->heap.region - used) want = st->heap.region - used;
+    if (want == 0) return GSHMEMI_OK;
+    for (int pe = 0; pe < st->n_pes; pe++) {
+        uint64_t sharers = 0; /* PEs on pe's GPU */
+        for (int q = 0; q < st->n_pes; q++)
+            sharers += st->peers[q].phys_hash == st->peers[pe].phys_hash &&
+                       memcmp(&st->peers[q].uuid, &st->peers[pe].uuid, sizeof(CUuuid)) == 0;
+        if (st->peers[pe].gpu_free < sharers * want + HEAP_INITIAL_SPARE) {
+            if (st->my_pe == 0)
+                GSHMEMI_INFO("heap", "no initial heap: PE %d's GPU has %llu bytes free for %llu PEs of %zu bytes (GSHMEM_HEAP_INITIAL); "
+                                     "the heap is mapped as allocations need it",
+                             pe, (unsigned long long)st->peers[pe].gpu_free, (unsigned long long)sharers, want);
+            return GSHMEMI_OK;
+        }
+    }
+    return gshmemi_heap_ensure_backed(&st->heap, used + want);
 }
 
 /* Heap growth subscription of one transport: hands it the new chunk. */
@@ -523,6 +556,7 @@ static int init_impl(unsigned flags, shmemx_init_attr_t *attr)
     GSHMEMI_CHECK(agree_coll_ctas());
     GSHMEMI_CUDACHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
     GSHMEMI_CHECK(gshmemi_teams_init());
+    GSHMEMI_CHECK(back_initial_heap());
     GSHMEMI_CHECK(build_device_state());
     st->initialized = 1;
     GSHMEMI_CHECK(gshmemi_modules_update());

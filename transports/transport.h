@@ -21,6 +21,7 @@ typedef struct {
     int32_t local_index; /* index among the PEs of its physical machine, in rank order */
     CUuuid uuid;         /* its GPU */
     uint64_t gpu_mem;    /* bytes of its GPU's memory (the symmetric heap's size where none is set) */
+    uint64_t gpu_free;   /* bytes of its GPU's memory free at init (what the initial heap may take) */
 } gshmemi_peer_info_t;
 
 struct gshmemi_transport;

@@ -34,6 +34,7 @@ extern "C" {
     X(LOCAL_RANK, int, "-1", RANGE(-1, INT_MAX), "Rank among the PEs of this host; set by gshmemrun (PMIx gives its own)") \
     X(LAUNCHER_FD, int, "-1", RANGE(-1, INT_MAX), "Descriptor of gshmemrun's sealed state file (a byte per rank) where shmem_init, shmem_finalize and shmem_global_exit note how far this PE got, so gshmemrun can name a PE that exits without shmem_finalize; set by gshmemrun") \
     X(DEVICE, int, "-1", RANGE(-1, INT_MAX), "CUDA device of this PE; -1: the device of the current context, else local rank modulo device count") \
+    X(HEAP_INITIAL, size, "1G", RANGE(0, GSHMEMI_ENV_SIZE_MAX), "Bytes of symmetric heap mapped at init for the program's allocations (beyond the runtime's own), as NVSHMEM maps its heap at init: a first shmem_malloc up to this size maps no memory; 0: memory is mapped only as allocations need it. Capped by GSHMEM_SYMMETRIC_SIZE; skipped where a GPU has not this much free for each of its PEs and 1 GiB to spare") \
     X(HEAP_GROWTH, size, "32M", RANGE(1, GSHMEMI_ENV_SIZE_MAX), "Smallest step by which the physical backing of the heap grows (rounded to the allocation granularity)") \
     X(PEER_TIMEOUT, seconds, "60", RANGE(GSHMEMI_ENV_SECONDS_MIN, GSHMEMI_ENV_SECONDS_MAX), "Seconds a host-side wait on a same-host peer (heap growth handles) may take") \
     X(DEVICE_WAIT_TIMEOUT, seconds, "120", RANGE(GSHMEMI_ENV_SECONDS_MIN, GSHMEMI_ENV_SECONDS_MAX), "Seconds a device-side wait on another PE (barrier, wait_until) may spin before it reports and traps") \

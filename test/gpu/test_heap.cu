@@ -62,6 +62,19 @@ static __global__ void put_all(unsigned char *dst, const unsigned char *src, siz
     shmemx_putmem_block(dst + (size_t)shmem_my_pe() * slot, src, n, blockIdx.x);
 }
 
+/* A size variable as gshmem reads it (a number with an optional K, M, G or T), or dflt where unset. */
+static size_t gt_env_size(const char *name, size_t dflt)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    if (!v || !*v) return dflt;
+    unsigned long long n = strtoull(v, &end, 10);
+    static const char units[] = "KMGT";
+    const char *unit = *end ? strchr(units, *end & ~0x20) : NULL;
+    if (unit) n <<= 10 * (unit - units + 1);
+    return (size_t)n;
+}
+
 int main(void)
 {
     gt_skip_without_gpu();
@@ -84,6 +97,26 @@ int main(void)
                          shmem_addr_accessible(&on_stack, pe) == 0,
                      "accessibility of PE %d", pe);
         GT_CHECK(shmem_pe_accessible(npes) == 0 && shmem_pe_accessible(-1) == 0, "PEs out of range are accessible");
+    }
+    /* The initial heap (GSHMEM_HEAP_INITIAL, 1 GiB by default) is mapped at init: allocating all of
+     * it maps no memory now (the GPU's free memory stays; a growth would take at least the 32 MiB
+     * of GSHMEM_HEAP_GROWTH, the whole block without an initial heap). Every PE of a GPU does the
+     * same, so under MPS too. The block stays allocated: the growths below are growths. */
+    {
+        const size_t gib = (size_t)1 << 30, slack = (size_t)16 << 20;
+        /* checked with the default initial heap and a heap that holds it (the suite sets 2G) */
+        const size_t initial = getenv("GSHMEM_HEAP_INITIAL") || gt_env_size("GSHMEM_SYMMETRIC_SIZE", 2 * gib) < 2 * gib ? 0 : gib;
+        size_t free0 = 0, free1 = 0, total = 0;
+        GT_CUDA(cudaMemGetInfo(&free0, &total));
+        void *all = initial ? shmem_malloc(initial) : NULL;
+        GT_CUDA(cudaMemGetInfo(&free1, &total));
+        if (initial) {
+            GT_CHECK(all != NULL, "shmem_malloc of the initial heap (%zu bytes)", initial);
+            GT_CHECK(free1 + slack >= free0, "allocating the initial heap took %zu MiB of GPU memory: it was not mapped at init "
+                     "(GSHMEM_HEAP_INITIAL; init says why at GSHMEM_DEBUG=info)", (free0 - free1) >> 20);
+            if (me == 0) printf("test_heap: the initial heap (%zu MiB) was mapped at init: allocating it took %zd MiB\n", initial >> 20,
+                                ((ptrdiff_t)free0 - (ptrdiff_t)free1) >> 20);
+        }
     }
     GT_CUDA(cudaStreamCreateWithFlags(&busy, cudaStreamNonBlocking));
     shmem_barrier_all();
