@@ -562,6 +562,11 @@ static int init_impl(unsigned flags, shmemx_init_attr_t *attr)
     GSHMEMI_CHECK(gshmemi_modules_update());
     preload_report();
     GSHMEMI_CHECK(st->bs->barrier(st->bs));
+    /* One barrier through the device path, once every PE's state is in place (the bootstrap
+     * barrier above): the first launch of the library's kernels (loading them, the context's
+     * first launch) costs some 3 ms, which init pays here rather than the program's first
+     * collective call (a shmem_malloc's closing barrier, say). */
+    if (gshmemi_host_barrier(SHMEM_TEAM_WORLD, "shmem_init") != 0) return GSHMEMI_ERR_CUDA;
     GSHMEMI_INFO("init", "PE %d of %d, local %d of %d, GPU %d", st->my_pe, st->n_pes, st->my_local, st->local_size, st->device);
     return GSHMEMI_OK;
 }
