@@ -71,6 +71,8 @@ extern "C" void gshmemi_coll_set_ctas(const gshmemi_direct_ctas_t *c)
     direct_ctas = {gshmemi_clamp_ctas(c->most), gshmemi_clamp_ctas(c->bulk)};
 }
 
+extern "C" int gshmemi_coll_most_ctas(void) { return direct_ctas.most; }
+
 /* Every on-stream kernel goes through here. With GSHMEM_COLL_PDL=1 it may launch while the
  * previous kernel of the stream finishes (programmatic dependent launch); the kernel's first act
  * is to wait for that kernel's completion and memory (gshmemi_pdl_enter). */

@@ -207,6 +207,47 @@ static void release(shmemx_engine_t *e)
         }                                                                                         \
     } while (0)
 
+/* The daemon's CTAs, the same on every PE (the pool's layout depends on them), agreed over the
+ * world: attr->ctas where every PE passes the same; where every PE passes 0, ENGINE_DEFAULT_CTAS,
+ * fewer where this PE's share of its GPU (what an on-stream collective may take, launch.h) or what
+ * fits at once (`fit`) is less, the least over the PEs. Measured on 2 H200s, allreduce at 2 PEs:
+ * 8 to 32 CTAs take the same time below 8 MiB; at 8 and 128 MiB 8 CTAs are 1.9x and 2.8x slower
+ * than the on-stream collective, 32 within 10 % (docs/engine.md). Collective. */
+#define ENGINE_DEFAULT_CTAS 32
+static int agree_ctas(const char *routine, int requested, int fit, int *ctas)
+{
+    int want = requested, most = gshmemi_coll_most_ctas(), *sym, rc = GSHMEMI_OK;
+    if (!requested) {
+        want = ENGINE_DEFAULT_CTAS;
+        if (want > fit) want = fit;
+        if (want > most) want = most;
+        if (want < 1) want = 1;
+    }
+    /* maxima over the PEs of -want, want, "passed 0", "passed a number" */
+    int mine[4] = {-want, want, !requested, !!requested}, all[4] = {0, 0, 0, 0};
+    if (!(sym = gshmemi_coll_rt->sym_alloc(sizeof(mine) + sizeof(all)))) {
+        GSHMEMI_ERROR("engine", "%s: 32 bytes of symmetric heap to agree on the CTAs could not be allocated", routine);
+        return GSHMEMI_ERR_NOMEM;
+    }
+    /* a copy from pageable memory may return before it lands: the device synchronize */
+    if (cudaMemcpy(sym, mine, sizeof(mine), cudaMemcpyHostToDevice) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess ||
+        shmem_int_max_reduce(SHMEM_TEAM_WORLD, sym + 4, sym, 4) != 0 ||
+        cudaMemcpy(all, sym + 4, sizeof(all), cudaMemcpyDeviceToHost) != cudaSuccess) {
+        GSHMEMI_ERROR("engine", "%s: agreeing on the daemon's CTAs over the PEs failed (logged above, or a CUDA copy)", routine);
+        rc = GSHMEMI_ERR_CUDA;
+    } else if (all[2] && all[3]) {
+        GSHMEMI_ERROR("engine", "%s: attr->ctas is 0 (the default) on some PEs and a number on others; every PE must pass the same", routine);
+        rc = GSHMEMI_ERR_INVALID;
+    } else if (requested && -all[0] != all[1]) {
+        GSHMEMI_ERROR("engine", "%s: attr->ctas is %d here but ranges over %d..%d on the PEs; every PE must pass the same", routine,
+                      requested, -all[0], all[1]);
+        rc = GSHMEMI_ERR_INVALID;
+    }
+    gshmemi_coll_rt->sym_free(sym);
+    *ctas = -all[0];
+    return rc;
+}
+
 int shmemx_engine_create(const shmemx_engine_attr_t *attr, shmemx_engine_t **engine)
 {
     static const char *routine = "shmemx_engine_create";
@@ -220,7 +261,8 @@ int shmemx_engine_create(const shmemx_engine_attr_t *attr, shmemx_engine_t **eng
     }
     *engine = NULL;
     if (attr) a = *attr;
-    if (!a.ctas) a.ctas = 4;
+    const int requested_ctas = a.ctas;
+    if (!a.ctas) a.ctas = ENGINE_DEFAULT_CTAS; /* fitted and agreed below */
     if (!a.threads) a.threads = 512;
     if (a.idle_exit_s <= 0) a.idle_exit_s = 0.002;
     if (a.stuck_exit_s <= 0) a.stuck_exit_s = 0.002;
@@ -268,6 +310,7 @@ int shmemx_engine_create(const shmemx_engine_attr_t *attr, shmemx_engine_t **eng
     {
         if ((rc = gshmemi_engine_fit(a.threads, &per_sm)) != GSHMEMI_OK) goto fail;
         ENGINE_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, e->device));
+        if ((rc = agree_ctas(routine, requested_ctas, per_sm * sms, &a.ctas)) != GSHMEMI_OK) goto fail;
         if (per_sm * sms < a.ctas) {
             GSHMEMI_ERROR("engine", "%s: attr->ctas %d of %d threads do not fit on the GPU at once (%d a SM, %d SMs)", routine,
                           a.ctas, a.threads, per_sm, sms);
@@ -324,27 +367,6 @@ int shmemx_engine_create(const shmemx_engine_attr_t *attr, shmemx_engine_t **eng
             GSHMEMI_ERROR("engine", "%s: the flags pool (%zu bytes of symmetric heap) could not be allocated", routine, bytes);
             rc = GSHMEMI_ERR_NOMEM;
             goto fail;
-        }
-        /* every PE must pass the same ctas: the pool's layout depends on it (a min and a max
-         * over the world, in the pool before it is cleared; every PE sees the same answer) */
-        {
-            int mine[2] = {a.ctas, -a.ctas}, most[2];
-            /* a pageable cudaMemcpy may return before its data lands: the copy and its stream's end */
-            ENGINE_CUDA(cudaMemcpyAsync(e->pool, mine, sizeof(mine), cudaMemcpyHostToDevice, e->copy_stream));
-            ENGINE_CUDA(cudaStreamSynchronize(e->copy_stream));
-            if (shmem_int_max_reduce(SHMEM_TEAM_WORLD, (int *)(e->pool + 64), (const int *)e->pool, 2) != 0) {
-                GSHMEMI_ERROR("engine", "%s: comparing attr->ctas over the PEs failed (logged above)", routine);
-                rc = GSHMEMI_ERR_CUDA;
-                goto fail;
-            }
-            ENGINE_CUDA(cudaMemcpyAsync(most, e->pool + 64, sizeof(most), cudaMemcpyDeviceToHost, e->copy_stream));
-            ENGINE_CUDA(cudaStreamSynchronize(e->copy_stream));
-            if (most[0] != -most[1]) {
-                GSHMEMI_ERROR("engine", "%s: attr->ctas is %d here but ranges over %d..%d on the PEs; every PE must pass the same", routine,
-                              a.ctas, -most[1], most[0]);
-                rc = GSHMEMI_ERR_INVALID;
-                goto fail;
-            }
         }
         ENGINE_CUDA(cudaMemsetAsync(e->pool, 0, bytes, e->stream));
         ENGINE_CUDA(cudaStreamSynchronize(e->stream));

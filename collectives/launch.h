@@ -43,6 +43,9 @@ int gshmemi_launch_quiet(cudaStream_t stream);
  * the runtime sets it at init (GSHMEM_COLL_CTAS, or gshmemi_direct_ctas_auto). */
 struct gshmemi_direct_ctas;
 void gshmemi_coll_set_ctas(const struct gshmemi_direct_ctas *ctas);
+/* The most CTAs an on-stream DIRECT collective takes (the job's agreed `most`): what a PE may give
+ * one collective, under MPS its share. */
+int gshmemi_coll_most_ctas(void);
 /* The world team's two levels (device/coll/policy.h, gshmemi_levels_block): private teams of this
  * host's PEs and of this local index across hosts, set by the runtime at init; NULL, NULL: none. */
 struct gshmemi_team_dev;

@@ -45,9 +45,9 @@ enum { SHMEMX_ENGINE_INT32 = GSHMEMI_DT_INT32, SHMEMX_ENGINE_INT64 = GSHMEMI_DT_
 enum { SHMEMX_ENGINE_SUM = GSHMEMI_OP_SUM, SHMEMX_ENGINE_PROD = GSHMEMI_OP_PROD, SHMEMX_ENGINE_MIN = GSHMEMI_OP_MIN,
        SHMEMX_ENGINE_MAX = GSHMEMI_OP_MAX };
 
-/* The engine's shape; zero fields take the defaults. Every PE passes the same ctas. */
+/* The engine's shape; zero fields take the defaults. Every PE passes the same ctas (0 included). */
 typedef struct {
-    int ctas;             /* CTAs of the daemon, 1..128 (default 4); each must be resident */
+    int ctas;             /* CTAs of the daemon, 1..128; default: 32, or fewer where this PE's share of its GPU is less (the least over the PEs); each must be resident */
     int threads;          /* threads a CTA, 32..1024, a multiple of 32 (default 512) */
     double idle_exit_s;   /* the daemon exits after this long with nothing to do (default 0.002) */
     double stuck_exit_s;  /* ... or with every task stuck (default 0.002) */

@@ -475,6 +475,14 @@ int main(void)
 
     shmemx_engine_t *e;
     shmemx_engine_attr_t attr = {};
+    /* the daemon's CTAs: the default (every PE passes 0) is agreed over the PEs; 0 on one PE and a
+     * number on the others is refused on every PE, naming why */
+    E_OK(shmemx_engine_create(&attr, &e));
+    E_OK(shmemx_engine_destroy(e));
+    if (npes > 1) {
+        attr.ctas = me == 0 ? 0 : 4;
+        GT_CHECK(shmemx_engine_create(&attr, &e) == SHMEMX_ENGINE_EINVAL, "ctas 0 on PE 0 and 4 elsewhere accepted");
+    }
     attr.ctas = 4, attr.threads = 256;
     E_OK(shmemx_engine_create(&attr, &e));
 
