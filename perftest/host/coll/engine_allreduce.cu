@@ -6,8 +6,8 @@
  *   engine, latency:   shmemx_engine_submit, then shmemx_engine_wait, per call;
  *   engine, pipelined: -n submissions, then a wait for the last.
  * Rows: time(us) is the pipelined time a call, lat(us) the latency, algbw the size over the
- * pipelined time. -c CTAs and -t threads shape the engine's daemon (default: the engine's, as many
- * CTAs as fit up to 32, x 512 threads). Every
+ * pipelined time. -c CTAs and -t threads shape the engine's daemon (default 32 x 512: the engine's
+ * own default on a GPU of its own). Every
  * result of both is checked. */
 #include <time.h>
 #include <unistd.h>
@@ -45,7 +45,7 @@ static void submit(const pt_opts_t *o, shmemx_engine_t *e, int id, float *d, con
 
 int main(int argc, char **argv)
 {
-    pt_opts_t o = {8, 128 << 20, 16, 20, 5, 0, 512, 0, 0, NULL};
+    pt_opts_t o = {8, 128 << 20, 16, 20, 5, 32, 512, 0, 0, NULL};
     pt_parse(argc, argv, &o);
     if (o.threads > 512 || o.threads % 32) PT_BAD_OPTION(&o, "-t %d: the engine's daemon runs 32..512 threads a CTA, a multiple of 32", o.threads);
     if (o.ctas > 128) PT_BAD_OPTION(&o, "-c %d: the engine's daemon runs 1..128 CTAs", o.ctas);
@@ -74,11 +74,9 @@ int main(int argc, char **argv)
 
     const char *names[] = {"lat(us)", "algbw(GB/s)"};
     if (me == 0 && !o.json) {
-        char ctas[32];
-        snprintf(ctas, sizeof(ctas), o.ctas ? "%d CTAs" : "its default CTAs", o.ctas);
-        printf("# %s: allreduce, float sum over the world, %d PEs; the engine (%s x %d threads) against the on-stream "
+        printf("# %s: allreduce, float sum over the world, %d PEs; the engine (%d CTAs x %d threads) against the on-stream "
                "collective; %d calls (%d warm-up); time(us): a call when pipelined\n",
-               o.name, npes, ctas, o.threads, o.iters, o.warmup);
+               o.name, npes, o.ctas, o.threads, o.iters, o.warmup);
         printf("%-8s %12s %12s %12s %12s\n", "form", "size(B)", "time(us)", "lat(us)", "algbw(GB/s)");
     }
 
