@@ -623,13 +623,11 @@ static void test_stress(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_create_invalid), cmocka_unit_test(test_basic),
-        cmocka_unit_test(test_invalid_args),   cmocka_unit_test(test_alignment),
-        cmocka_unit_test(test_best_fit_reuse), cmocka_unit_test(test_coalescing),
-        cmocka_unit_test(test_exhaustion),     cmocka_unit_test(test_invalid_free),
-        cmocka_unit_test(test_overflow_sizes), cmocka_unit_test(test_high_water),
-        cmocka_unit_test(test_scan_limit),     cmocka_unit_test(test_many_blocks),
-        cmocka_unit_test(test_determinism),    cmocka_unit_test(test_stress),
+        cmocka_unit_test(test_create_invalid), cmocka_unit_test(test_basic), cmocka_unit_test(test_invalid_args),
+        cmocka_unit_test(test_alignment), cmocka_unit_test(test_best_fit_reuse), cmocka_unit_test(test_coalescing),
+        cmocka_unit_test(test_exhaustion), cmocka_unit_test(test_invalid_free), cmocka_unit_test(test_overflow_sizes),
+        cmocka_unit_test(test_high_water), cmocka_unit_test(test_scan_limit), cmocka_unit_test(test_many_blocks),
+        cmocka_unit_test(test_determinism), cmocka_unit_test(test_stress),
     };
     /* Expected errors are still printed (GSHMEMI_ERROR always is); nothing else should be. */
     gshmemi_log_level = GSHMEMI_LOG_NONE;
