@@ -104,8 +104,10 @@ int main(void)
      * same, so under MPS too. The block stays allocated: the growths below are growths. */
     {
         const size_t gib = (size_t)1 << 30, slack = (size_t)16 << 20;
-        /* checked with the default initial heap and a heap that holds it (the suite sets 2G) */
-        const size_t initial = getenv("GSHMEM_HEAP_INITIAL") || gt_env_size("GSHMEM_SYMMETRIC_SIZE", 2 * gib) < 2 * gib ? 0 : gib;
+        /* checked with the default initial heap and a heap that holds it (the suite sets 2G; 0 is
+         * the GPU's memory) */
+        const size_t sym = gt_env_size("GSHMEM_SYMMETRIC_SIZE", 0);
+        const size_t initial = getenv("GSHMEM_HEAP_INITIAL") || (sym != 0 && sym < 2 * gib) ? 0 : gib;
         size_t free0 = 0, free1 = 0, total = 0;
         GT_CUDA(cudaMemGetInfo(&free0, &total));
         void *all = initial ? shmem_malloc(initial) : NULL;
