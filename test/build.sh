@@ -15,5 +15,6 @@ gshmem_build() {
                      -printf '%T@ %p\n' | sort -n | tail -n 1 | cut -d' ' -f2-)
         [ -n "$newest" ] && find "$dir" -name '*.cu.o' ! -newer "$newest" -delete
     fi
-    ninja -C "$dir"
+    # one job a core: ninja's default (cores + 2) builds slower on a host of few cores (docs/architecture.md)
+    ninja -j "$(nproc 2>/dev/null || echo 2)" -C "$dir"
 }
