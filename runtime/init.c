@@ -295,6 +295,17 @@ static size_t heap_size(void)
  * init pays it instead of the first allocation.) Collective: every PE takes the same decision
  * from the peers' data, and skips it, saying so, where a GPU has not that much free for each PE
  * it holds with 1 GiB to spare. */
+/* How many PEs of the job run on PE pe's GPU (the same machine and GPU UUID), pe included. */
+static int pes_on_gpu_of(int pe)
+{
+    const gshmemi_state_t *st = &gshmemi_state;
+    const gshmemi_peer_info_t *p = &st->peers[pe];
+    int n = 0;
+    for (int q = 0; q < st->n_pes; q++)
+        n += st->peers[q].phys_hash == p->phys_hash && !memcmp(&st->peers[q].uuid, &p->uuid, sizeof(CUuuid));
+    return n;
+}
+
 #define HEAP_INITIAL_SPARE (1ull << 30)
 static int back_initial_heap(void)
 {
@@ -305,10 +316,7 @@ static int back_initial_heap(void)
     if (want > st->heap.region - used) want = st->heap.region - used;
     if (want == 0) return GSHMEMI_OK;
     for (int pe = 0; pe < st->n_pes; pe++) {
-        uint64_t sharers = 0; /* PEs on pe's GPU */
-        for (int q = 0; q < st->n_pes; q++)
-            sharers += st->peers[q].phys_hash == st->peers[pe].phys_hash &&
-                       memcmp(&st->peers[q].uuid, &st->peers[pe].uuid, sizeof(CUuuid)) == 0;
+        const uint64_t sharers = (uint64_t)pes_on_gpu_of(pe);
         if (st->peers[pe].gpu_free < sharers * want + HEAP_INITIAL_SPARE) {
             if (st->my_pe == 0)
                 GSHMEMI_INFO("heap", "no initial heap: PE %d's GPU has %llu bytes free for %llu PEs of %zu bytes (GSHMEM_HEAP_INITIAL); "
@@ -455,14 +463,11 @@ static void release_all(void)
 static int agree_coll_ctas(void)
 {
     gshmemi_state_t *st = &gshmemi_state;
-    const gshmemi_peer_info_t *me = &st->peers[st->my_pe];
-    int sms = 0, on_gpu = 0, rc;
+    int sms = 0, on_gpu = pes_on_gpu_of(st->my_pe), rc;
     gshmemi_direct_ctas_t least = {GSHMEMI_COLL_SLICES, GSHMEMI_COLL_SLICES};
     gshmemi_direct_ctas_t *all = calloc((size_t)st->n_pes, sizeof(*all));
 
     if (!all) return GSHMEMI_ERR_NOMEM;
-    for (int pe = 0; pe < st->n_pes; pe++)
-        on_gpu += st->peers[pe].phys_hash == me->phys_hash && !memcmp(&st->peers[pe].uuid, &me->uuid, sizeof(CUuuid));
     CUresult res = gshmemi_cu.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, st->cudev);
     if (res != CUDA_SUCCESS) {
         GSHMEMI_ERROR("init", "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT) failed: %s", gshmemi_cu_errstr(res));
