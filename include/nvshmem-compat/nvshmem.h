@@ -27,10 +27,10 @@
 #ifdef __CUDACC__
 #define NVSHMEMI_COMPAT_HD static __host__ __device__ __forceinline__
 #define NVSHMEMI_COMPAT_D static __device__ __forceinline__
-/* The collectives' wrappers are, as the routines they call (gshmem/coll.cuh), function templates
- * with one defaulted parameter: a unit compiles only the collectives it calls. */
-#define NVSHMEMI_COMPAT_COLL_HD template <int = 0> NVSHMEMI_COMPAT_HD
-#define NVSHMEMI_COMPAT_COLL_D template <int = 0> NVSHMEMI_COMPAT_D
+/* The collectives' wrappers are, as the routines they call, function templates with one defaulted
+ * parameter (GSHMEMI_COLL_ON_USE, gshmem/coll.cuh): a unit compiles only the collectives it calls. */
+#define NVSHMEMI_COMPAT_COLL_HD GSHMEMI_COLL_ON_USE NVSHMEMI_COMPAT_HD
+#define NVSHMEMI_COMPAT_COLL_D GSHMEMI_COLL_ON_USE NVSHMEMI_COMPAT_D
 #else
 #define NVSHMEMI_COMPAT_HD static inline
 #define NVSHMEMI_COMPAT_COLL_HD static inline
