@@ -23,9 +23,10 @@
  * of its own registers and that one. It is still compiled into each kernel that makes a far call
  * (with every other far function of the module), so every function reached this way is kept small
  * (device/remote.cuh). GSHMEMI_FAR_DEFINE(fn) after fn's definition; GSHMEMI_FAR(fn)(args) calls it. The
- * pointer is a mutable __device__ variable, so the compiler cannot turn the call into a direct
- * one. */
-#define GSHMEMI_FAR_DEFINE(fn) static __device__ decltype(&fn) gshmemi_far_##fn = fn
+ * pointer is a __constant__ variable, which the host could rewrite, so the compiler cannot turn
+ * the call into a direct one; it is read through the constant cache, which an acquire load does
+ * not invalidate (a __device__ pointer read after a wait is an L2 round trip on the call's path). */
+#define GSHMEMI_FAR_DEFINE(fn) static __constant__ decltype(&fn) gshmemi_far_##fn = fn
 /* GSHMEMI_REMOTE_DIRECT, defined before the first include: the unit's far calls are plain calls.
  * The library's collective kernels use it: their launch bounds fix their registers anyway, and
  * with plain calls ptxas sizes their stack (a far call's it cannot: runtime/init.c raises the

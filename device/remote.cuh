@@ -126,7 +126,8 @@ GSHMEMI_REMOTE_ENTRY gshmemi_remote_fence_entry(const gshmemi_remote_req_t *r)
 
 #undef GSHMEMI_REMOTE_ENTRY
 
-static __device__ gshmemi_remote_fn_t gshmemi_remote_table[GSHMEMI_REMOTE_ENTRIES] = {
+/* __constant__, as the far pointers are (memops.cuh) */
+static __constant__ gshmemi_remote_fn_t gshmemi_remote_table[GSHMEMI_REMOTE_ENTRIES] = {
     gshmemi_remote_rma_entry,        gshmemi_remote_p_entry,       gshmemi_remote_g_entry,
     gshmemi_remote_amo_entry,        gshmemi_remote_put_signal_entry, gshmemi_remote_strided_entry,
     gshmemi_remote_quiet_entry,      gshmemi_remote_fence_entry,
