@@ -279,6 +279,19 @@ static void test_direct_ctas(void **state)
     assert_int_equal(gshmemi_direct_most(c, bulk - 1, 1), 33);
     assert_int_equal(gshmemi_direct_most(c, bulk, 1), 120);
     assert_int_equal(gshmemi_direct_most(c, bulk * 4, 0), 33);
+    /* a two-shot reduction on 3 or more members takes at most GSHMEMI_TWOSHOT_CTAS; 2 members
+     * (one-shot, or two-shot by stores) and the other kinds keep what they were given */
+    gshmemi_coll_args_t a;
+    memset(&a, 0, sizeof(a));
+    a.kind = GSHMEMI_COLL_REDUCE;
+    assert_int_equal(gshmemi_direct_twoshot_most(S, 4, &a), GSHMEMI_TWOSHOT_CTAS);
+    assert_int_equal(gshmemi_direct_twoshot_most(S, 3, &a), GSHMEMI_TWOSHOT_CTAS);
+    assert_int_equal(gshmemi_direct_twoshot_most(8, 4, &a), 8);
+    assert_int_equal(gshmemi_direct_twoshot_most(S, 2, &a), S);
+    a.kind = GSHMEMI_COLL_FCOLLECT;
+    assert_int_equal(gshmemi_direct_twoshot_most(S, 4, &a), S);
+    a.kind = GSHMEMI_COLL_BROADCAST;
+    assert_int_equal(gshmemi_direct_twoshot_most(S, 4, &a), S);
 }
 
 /* One thread group (device call, one slice): LL while one step carries it (a warp: 1 KiB; one
