@@ -1,6 +1,6 @@
 /* The collectives over DIRECT (proto_direct.cuh), one slice each:
- * - broadcast: every member pulls the root's source, or, large on 3 or more members, relays it
- *   (gshmemi_bcast_relay, policy.h);
+ * - broadcast: every member pulls the root's source, or, large on 3 or more members, the root
+ *   stores a piece into each member, which stores it into the others (gshmemi_bcast_relay, policy.h);
  * - fcollect, alltoall: pull every member's block, or from GSHMEM_COLL_PUSH_MIN push this PE's
  *   blocks into the members' dests (gshmemi_direct_push, policy.h);
  * - alltoalls, collect: pulls (strided; counts published in the collect word);
@@ -39,10 +39,13 @@ GSHMEMI_DEV void gshmemi_push_reduce(const gshmemi_team_dev_t &t, const gshmemi_
 }
 
 /* A relayed broadcast (gshmemi_bcast_relay): the slice's range is cut into one piece per member
- * other than the root. Each of them pulls its piece from the root a chunk at a time, says how far
- * it got in the slice's relay word (a release; the value carries the slice's sync count, so it
- * only grows from call to call), and pulls the same chunk of every other piece from the member
- * that brought it in, once that member's word says it is there. The root copies its own. */
+ * other than the root. The root stores each member's piece into that member's dest a chunk at a
+ * time, and after each chunk of every piece tells each member how far its piece has come, in the
+ * member's relay word (a release; the value carries the slice's sync count, so it only grows from
+ * call to call, whichever member is the root). A member stores each chunk of its piece, once its
+ * word says it is there, into every other member's dest. Stores only (NVLink carries them faster
+ * than loads when both directions are busy); the root's links carry the block once, a member's
+ * its piece once for each other member; the exit sync releases the members' stores. */
 GSHMEMI_DEV void gshmemi_bcast_relay_slice(const gshmemi_team_dev_t &t, const gshmemi_coll_args_t &a, int slice, int nslices,
                                            unsigned tid, unsigned nt, int scope)
 {
@@ -50,15 +53,10 @@ GSHMEMI_DEV void gshmemi_bcast_relay_slice(const gshmemi_team_dev_t &t, const gs
     size_t lo, hi;
     gshmemi_slice_range(a.nelems * a.es, 16, slice, nslices, &lo, &hi);
     char *dst = (char *)a.dest + lo;
-    if (me == root) {
-        gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>(dst, (const char *)a.src + lo, hi - lo, tid, nt);
-        return;
-    }
-    const char *from_root = (const char *)gshmemi_peer_ptr_raw(a.src, gshmemi_team_pe(t, root)) + lo;
     uint64_t *word = t.barrier + (size_t)slice * GSHMEMI_BARRIER_WORDS + GSHMEMI_BARRIER_RELAY_WORD;
     /* the entry sync's count, the same on every member */
     const uint64_t epoch = *(volatile uint64_t *)(t.seq + GSHMEMI_COLL_SLICES + slice) << 24;
-    const int pieces = n - 1, mine = (me - root - 1 + n) % n; /* piece i is member root + 1 + i's */
+    const int pieces = n - 1;
     const size_t len = hi - lo, chunk = GSHMEMI_BCAST_RELAY_CHUNK;
     auto part = [&](int piece, size_t k, size_t *b, size_t *e) { /* chunk k of a piece: [*b, *e) */
         size_t plo, phi;
@@ -66,29 +64,42 @@ GSHMEMI_DEV void gshmemi_bcast_relay_slice(const gshmemi_team_dev_t &t, const gs
         *b = plo + k * chunk < phi ? plo + k * chunk : phi;
         *e = *b + chunk < phi ? *b + chunk : phi;
     };
+    auto member_pe = [&](int piece) { return gshmemi_team_pe(t, (root + 1 + piece) % n); }; /* piece i is member root + 1 + i's */
     size_t b0, e0;
     gshmemi_slice_range(len, 16, 0, pieces, &b0, &e0); /* the first piece is the largest: its chunks are the steps */
     const size_t steps = (e0 - b0 + chunk - 1) / chunk;
+    if (me == root) {
+        const char *src = (const char *)a.src + lo;
+        for (size_t k = 0; k < steps; k++) {
+            for (int piece = 0; piece < pieces; piece++) {
+                size_t b, e;
+                part(piece, k, &b, &e);
+                gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>((char *)gshmemi_peer_ptr_raw(a.dest, member_pe(piece)) + lo + b, src + b, e - b, tid, nt);
+            }
+            gshmemi_scope_sync(scope);
+            if (tid < (unsigned)pieces) { /* one thread a member: the group's stores, then the word */
+                gshmemi_fence_release_sys();
+                gshmemi_st_relaxed_u64(gshmemi_peer_ptr_raw(word, member_pe((int)tid)), epoch | (k + 1));
+            }
+        }
+        if (a.src != a.dest) gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>(dst, src, len, tid, nt);
+        return;
+    }
+    const int mine = (me - root - 1 + n) % n;
     for (size_t k = 0; k < steps; k++) {
         size_t b, e;
         part(mine, k, &b, &e);
-        gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>(dst + b, from_root + b, e - b, tid, nt);
-        gshmemi_scope_sync(scope);
-        if (tid == 0) gshmemi_st_release_u64(word, epoch | (k + 1));
-        for (int i = 1; i < pieces; i++) {
-            const int piece = (mine + i) % pieces, pe = gshmemi_team_pe(t, (root + 1 + piece) % n);
-            part(piece, k, &b, &e);
-            if (b == e) continue;
-            if (tid == 0) {
-                const uint64_t *w = (const uint64_t *)gshmemi_peer_ptr_raw(word, pe);
-                uint64_t start = 0;
-                uint32_t spins = 0;
-                while (gshmemi_ld_acquire_u64(w) < (epoch | (k + 1)))
-                    if (gshmemi_wait_expired(&start, &spins)) gshmemi_wait_report("broadcast relay", w, pe);
-            }
-            gshmemi_scope_sync(scope);
-            gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>(dst + b, (const char *)gshmemi_peer_ptr_raw(a.dest, pe) + lo + b, e - b, tid, nt);
+        if (b == e) break; /* this piece has fewer chunks than the first */
+        if (tid == 0) {
+            uint64_t start = 0;
+            uint32_t spins = 0;
+            while (gshmemi_ld_acquire_u64(word) < (epoch | (k + 1)))
+                if (gshmemi_wait_expired(&start, &spins)) gshmemi_wait_report("broadcast relay", word, gshmemi_team_pe(t, root));
         }
+        gshmemi_scope_sync(scope);
+        for (int i = 1; i < pieces; i++)
+            gshmemi_copy<GSHMEMI_COPY_UNROLL_COLL>((char *)gshmemi_peer_ptr_raw(a.dest, member_pe((mine + i) % pieces)) + lo + b, dst + b,
+                                                   e - b, tid, nt);
     }
 }
 
@@ -190,8 +201,8 @@ GSHMEMI_DEV void gshmemi_direct_slice(const gshmemi_team_dev_t &t, const gshmemi
 {
     if (a.kind == GSHMEMI_COLL_COLLECT && tid == 0) *(volatile uint64_t *)gshmemi_collect_word(t) = a.nelems;
     const bool push = gshmemi_direct_push(&gshmemi_dstate, t.size, &a, OWN_KERNEL) != 0;
-    const bool pushes = push || (OP != GSHMEMI_OP_NONE && a.kind == GSHMEMI_COLL_REDUCE &&
-                                 !gshmemi_reduce_oneshot(&gshmemi_dstate, t.size, &a));
+    const bool pushes = push || gshmemi_bcast_relay(t.size, &a, OWN_KERNEL) ||
+                        (OP != GSHMEMI_OP_NONE && a.kind == GSHMEMI_COLL_REDUCE && !gshmemi_reduce_oneshot(&gshmemi_dstate, t.size, &a));
     /* collect's count word is written just above: its signal must carry it */
     gshmemi_team_barrier_slice<false>(t, slice, tid, nt, scope, !OWN_KERNEL || a.kind == GSHMEMI_COLL_COLLECT);
     gshmemi_direct_body<OP, T, OWN_KERNEL>(t, a, slice, nslices, tid, nt, scope, push);

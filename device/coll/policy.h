@@ -118,7 +118,7 @@ GSHMEMI_HD_INLINE int gshmemi_direct_push(const gshmemi_device_state_t *ds, int 
 /* A DIRECT broadcast of at least GSHMEMI_BCAST_RELAY_MIN bytes on 3 or more members, in a kernel
  * of its own, is relayed (algo_direct.cuh): the root's links carry each byte once, where every
  * member pulling the root's block carries it once per member. Chunks of GSHMEMI_BCAST_RELAY_CHUNK
- * bytes keep the relay a step behind the root's. */
+ * bytes keep the members' stores a step behind the root's. */
 #define GSHMEMI_BCAST_RELAY_MIN ((size_t)512 << 10)
 #define GSHMEMI_BCAST_RELAY_CHUNK ((size_t)64 << 10)
 GSHMEMI_HD_INLINE int gshmemi_bcast_relay(int team_size, const gshmemi_coll_args_t *a, int own_kernel)
