@@ -113,7 +113,7 @@ static int enqueue(const gshmemi_team_dev_t *t, gshmemi_coll_args_t *a, int dtyp
         size_t want = (moved + DIRECT_SLICE_BYTES - 1) / DIRECT_SLICE_BYTES;
         const int same_size = a->kind != GSHMEMI_COLL_COLLECT && a->kind != GSHMEMI_COLL_ALLTOALLS;
         int most = gshmemi_direct_most(direct_ctas, moved, same_size);
-        if (gshmemi_env.COLL_CTAS == 0) most = gshmemi_direct_twoshot_most(most, t->size, a);
+        if (gshmemi_env.COLL_CTAS == 0) most = gshmemi_direct_algo_most(most, t->size, a);
         slices = want < 1 ? 1 : want > (size_t)most ? most : (int)want;
         if (!same_size) slices = most; /* sizes differ per PE */
         threads = DIRECT_THREADS;

@@ -173,19 +173,31 @@ GSHMEMI_HD_INLINE int gshmemi_direct_most(gshmemi_direct_ctas_t c, size_t moved,
     return same_size && moved >= GSHMEMI_DIRECT_BULK_BYTES ? c.bulk : c.most;
 }
 
-/* A two-shot reduction on 3 or more members (each PE reads its part of every member's source,
- * reduces it and stores the result into every member) keeps both directions of every link busy at
- * once; past GSHMEMI_TWOSHOT_CTAS CTAs, more of them only queue more loads on the same links (4
- * H200s, 4 PEs, float sum: 8 MiB 48.6 us with 32 CTAs, 54.6 with 64, 54.8 with 128; 128 MiB 640,
- * 650 and 674 us; 32 MiB 168 against 184 us). Under the auto rule (GSHMEM_COLL_CTAS=0) such a call
- * of at least GSHMEMI_TWOSHOT_CTAS_FROM bytes takes at most that many; a smaller one keeps them
- * all (2 MiB: 18.5 us with 128 CTAs, 19.1 with 32). */
+/* Algorithms that do better with fewer CTAs than the call's limit gives them, under the auto rule
+ * (GSHMEM_COLL_CTAS=0):
+ * - a two-shot reduction of GSHMEMI_TWOSHOT_CTAS_FROM bytes or more on 3 or more members (each PE
+ *   reads its part of every member's source, reduces it and stores the result into every member)
+ *   keeps both directions of every link busy at once, and more CTAs only queue more loads on the
+ *   same links: at most GSHMEMI_TWOSHOT_CTAS (4 H200s, 4 PEs, float sum: 8 MiB 48.6 us with 32
+ *   CTAs, 54.6 with 64, 54.8 with 128; 128 MiB 640, 650 and 674 us; 32 MiB 168 against 184 us;
+ *   below, 128 were the faster: 2 MiB 18.5 us against 19.1);
+ * - a relayed broadcast (gshmemi_bcast_relay) of GSHMEMI_BCAST_RELAY_MID_FROM bytes up to
+ *   GSHMEMI_DIRECT_BULK_BYTES: fewer slices of more chunks each, so that the members forward one
+ *   chunk while the root stores the next: at most GSHMEMI_BCAST_RELAY_MID_CTAS (4 PEs: 4 MiB 27.6
+ *   us with 64 CTAs against 31.1 with 128, 8 MiB 42.6 against 45.2, 16 MiB 67.5 against 72.4; but
+ *   2 MiB 21.6 against 20.0 and 32 MiB 129.7 against 121.4). */
 #define GSHMEMI_TWOSHOT_CTAS 32
 #define GSHMEMI_TWOSHOT_CTAS_FROM ((size_t)4 << 20)
-GSHMEMI_HD_INLINE int gshmemi_direct_twoshot_most(int most, int team_size, const gshmemi_coll_args_t *a)
+#define GSHMEMI_BCAST_RELAY_MID_CTAS 64
+#define GSHMEMI_BCAST_RELAY_MID_FROM ((size_t)4 << 20)
+GSHMEMI_HD_INLINE int gshmemi_direct_algo_most(int most, int team_size, const gshmemi_coll_args_t *a)
 {
-    const int twoshot = a->kind == GSHMEMI_COLL_REDUCE && team_size >= 3 && a->nelems * a->es >= GSHMEMI_TWOSHOT_CTAS_FROM;
-    return twoshot && most > GSHMEMI_TWOSHOT_CTAS ? GSHMEMI_TWOSHOT_CTAS : most;
+    const size_t blk = a->nelems * a->es;
+    int cap = most;
+    if (a->kind == GSHMEMI_COLL_REDUCE && team_size >= 3 && blk >= GSHMEMI_TWOSHOT_CTAS_FROM) cap = GSHMEMI_TWOSHOT_CTAS;
+    if (gshmemi_bcast_relay(team_size, a, 1) && blk >= GSHMEMI_BCAST_RELAY_MID_FROM && blk < GSHMEMI_DIRECT_BULK_BYTES)
+        cap = GSHMEMI_BCAST_RELAY_MID_CTAS;
+    return most < cap ? most : cap;
 }
 
 /* The SIMPLE geometry of a team with remote members: fewer slices of larger chunks than a P2P

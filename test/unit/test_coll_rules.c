@@ -287,16 +287,27 @@ static void test_direct_ctas(void **state)
     a.kind = GSHMEMI_COLL_REDUCE;
     a.es = 4;
     a.nelems = GSHMEMI_TWOSHOT_CTAS_FROM / 4 - 1; /* below the threshold: every CTA */
-    assert_int_equal(gshmemi_direct_twoshot_most(S, 4, &a), S);
+    assert_int_equal(gshmemi_direct_algo_most(S, 4, &a), S);
     a.nelems++;
-    assert_int_equal(gshmemi_direct_twoshot_most(S, 4, &a), GSHMEMI_TWOSHOT_CTAS);
-    assert_int_equal(gshmemi_direct_twoshot_most(S, 3, &a), GSHMEMI_TWOSHOT_CTAS);
-    assert_int_equal(gshmemi_direct_twoshot_most(8, 4, &a), 8);
-    assert_int_equal(gshmemi_direct_twoshot_most(S, 2, &a), S);
+    assert_int_equal(gshmemi_direct_algo_most(S, 4, &a), GSHMEMI_TWOSHOT_CTAS);
+    assert_int_equal(gshmemi_direct_algo_most(S, 3, &a), GSHMEMI_TWOSHOT_CTAS);
+    assert_int_equal(gshmemi_direct_algo_most(8, 4, &a), 8);
+    assert_int_equal(gshmemi_direct_algo_most(S, 2, &a), S);
     a.kind = GSHMEMI_COLL_FCOLLECT;
-    assert_int_equal(gshmemi_direct_twoshot_most(S, 4, &a), S);
+    assert_int_equal(gshmemi_direct_algo_most(S, 4, &a), S);
+    /* a relayed broadcast (3 or more members) from GSHMEMI_BCAST_RELAY_MID_FROM up to the bulk
+     * size takes at most GSHMEMI_BCAST_RELAY_MID_CTAS; 2 members (no relay) keep every CTA */
     a.kind = GSHMEMI_COLL_BROADCAST;
-    assert_int_equal(gshmemi_direct_twoshot_most(S, 4, &a), S);
+    a.es = 1;
+    a.nelems = GSHMEMI_BCAST_RELAY_MID_FROM - 1;
+    assert_int_equal(gshmemi_direct_algo_most(S, 4, &a), S);
+    a.nelems = GSHMEMI_BCAST_RELAY_MID_FROM;
+    assert_int_equal(gshmemi_direct_algo_most(S, 4, &a), GSHMEMI_BCAST_RELAY_MID_CTAS);
+    assert_int_equal(gshmemi_direct_algo_most(S, 3, &a), GSHMEMI_BCAST_RELAY_MID_CTAS);
+    assert_int_equal(gshmemi_direct_algo_most(S, 2, &a), S);
+    assert_int_equal(gshmemi_direct_algo_most(16, 4, &a), 16);
+    a.nelems = GSHMEMI_DIRECT_BULK_BYTES;
+    assert_int_equal(gshmemi_direct_algo_most(S, 4, &a), S);
 }
 
 /* One thread group (device call, one slice): LL while one step carries it (a warp: 1 KiB; one
