@@ -280,8 +280,8 @@ static void test_direct_ctas(void **state)
     assert_int_equal(gshmemi_direct_most(c, bulk, 1), 120);
     assert_int_equal(gshmemi_direct_most(c, bulk * 4, 0), 33);
     /* a two-shot reduction on 3 or more members of GSHMEMI_TWOSHOT_CTAS_FROM bytes or more takes at
-     * most GSHMEMI_TWOSHOT_CTAS; 2 members
-     * (one-shot, or two-shot by stores) and the other kinds keep what they were given */
+     * most GSHMEMI_TWOSHOT_CTAS; 2 members (one-shot, or two-shot by stores) and the other kinds
+     * keep what they were given */
     gshmemi_coll_args_t a;
     memset(&a, 0, sizeof(a));
     a.kind = GSHMEMI_COLL_REDUCE;
