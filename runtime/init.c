@@ -288,13 +288,6 @@ static size_t heap_size(void)
     return (size_t)least;
 }
 
-/* The initial heap: GSHMEM_HEAP_INITIAL bytes for the program's allocations, beyond what the
- * runtime took, mapped now on every PE (with the peers' chunks), as NVSHMEM maps its heap at init:
- * a program's first shmem_malloc up to that size then maps nothing. (The first mapping of a large
- * peer chunk costs some 9 ms in the driver, serialized across the processes of a machine; here
- * init pays it instead of the first allocation.) Collective: every PE takes the same decision
- * from the peers' data, and skips it, saying so, where a GPU has not that much free for each PE
- * it holds with 1 GiB to spare. */
 /* How many PEs of the job run on PE pe's GPU (the same machine and GPU UUID), pe included. */
 static int pes_on_gpu_of(int pe)
 {
@@ -306,6 +299,13 @@ static int pes_on_gpu_of(int pe)
     return n;
 }
 
+/* The initial heap: GSHMEM_HEAP_INITIAL bytes for the program's allocations, beyond what the
+ * runtime took, mapped now on every PE (with the peers' chunks), as NVSHMEM maps its heap at init:
+ * a program's first shmem_malloc up to that size then maps nothing. (The first mapping of a large
+ * peer chunk costs some 9 ms in the driver, serialized across the processes of a machine; here
+ * init pays it instead of the first allocation.) Collective: every PE takes the same decision
+ * from the peers' data, and skips it, saying so, where a GPU has not that much free for each PE
+ * it holds with 1 GiB to spare. */
 #define HEAP_INITIAL_SPARE (1ull << 30)
 static int back_initial_heap(void)
 {
