@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "gpu_test.cuh"
+#include "runtime/base/env.h" /* gshmemi_parse_size, exposed for tests */
 
 /* Host <-> keep_busy, in mapped host memory: the host stops the kernel once the heap has grown,
  * so the kernel is running during the growth however slow the GPU is (a compute-sanitizer run
@@ -62,17 +63,13 @@ static __global__ void put_all(unsigned char *dst, const unsigned char *src, siz
     shmemx_putmem_block(dst + (size_t)shmem_my_pe() * slot, src, n, blockIdx.x);
 }
 
-/* A size variable as gshmem reads it (a number with an optional K, M, G or T), or dflt where unset. */
+/* A size variable read by the runtime's own parser (runtime/base/env.h), or dflt where unset or
+ * not a size. */
 static size_t gt_env_size(const char *name, size_t dflt)
 {
     const char *v = getenv(name);
-    char *end = NULL;
-    if (!v || !*v) return dflt;
-    unsigned long long n = strtoull(v, &end, 10);
-    static const char units[] = "KMGT";
-    const char *unit = *end ? strchr(units, *end & ~0x20) : NULL;
-    if (unit) n <<= 10 * (unit - units + 1);
-    return (size_t)n;
+    size_t n = 0;
+    return v && *v && gshmemi_parse_size(v, &n) == 0 ? n : dflt;
 }
 
 int main(void)
