@@ -118,9 +118,8 @@ GSHMEMI_HD_INLINE int gshmemi_direct_push(const gshmemi_device_state_t *ds, int 
 /* A DIRECT broadcast of at least GSHMEMI_BCAST_RELAY_MIN bytes on 3 or more members, in a kernel
  * of its own, is relayed (algo_direct.cuh): the root's links carry each byte once, where every
  * member pulling the root's block carries it once per member. Chunks of GSHMEMI_BCAST_RELAY_CHUNK
- * bytes keep the members' stores a step behind the root's (4 H200s, 4 PEs: 16 MiB 72.4 us with
- * 16 KiB chunks, 80.7 with 32 KiB, 86.2 with 64 KiB; 128 MiB 437, 437 and 455 us; alike below
- * 8 MiB, where a slice's piece is one chunk). */
+ * bytes keep the members' stores a step behind the root's: smaller chunks start the members'
+ * forwarding sooner (docs/performance.md has the figures). */
 #define GSHMEMI_BCAST_RELAY_MIN ((size_t)512 << 10)
 #define GSHMEMI_BCAST_RELAY_CHUNK ((size_t)16 << 10)
 GSHMEMI_HD_INLINE int gshmemi_bcast_relay(int team_size, const gshmemi_coll_args_t *a, int own_kernel)
@@ -178,14 +177,11 @@ GSHMEMI_HD_INLINE int gshmemi_direct_most(gshmemi_direct_ctas_t c, size_t moved,
  * - a two-shot reduction of GSHMEMI_TWOSHOT_CTAS_FROM bytes or more on 3 or more members (each PE
  *   reads its part of every member's source, reduces it and stores the result into every member)
  *   keeps both directions of every link busy at once, and more CTAs only queue more loads on the
- *   same links: at most GSHMEMI_TWOSHOT_CTAS (4 H200s, 4 PEs, float sum: 8 MiB 48.6 us with 32
- *   CTAs, 54.6 with 64, 54.8 with 128; 128 MiB 640, 650 and 674 us; 32 MiB 168 against 184 us;
- *   below, 128 were the faster: 2 MiB 18.5 us against 19.1);
+ *   same links: at most GSHMEMI_TWOSHOT_CTAS (below the threshold every CTA helps);
  * - a relayed broadcast (gshmemi_bcast_relay) of GSHMEMI_BCAST_RELAY_MID_FROM bytes up to
  *   GSHMEMI_DIRECT_BULK_BYTES: fewer slices of more chunks each, so that the members forward one
- *   chunk while the root stores the next: at most GSHMEMI_BCAST_RELAY_MID_CTAS (4 PEs: 4 MiB 27.6
- *   us with 64 CTAs against 31.1 with 128, 8 MiB 42.6 against 45.2, 16 MiB 67.5 against 72.4; but
- *   2 MiB 21.6 against 20.0 and 32 MiB 129.7 against 121.4). */
+ *   chunk while the root stores the next: at most GSHMEMI_BCAST_RELAY_MID_CTAS (smaller and
+ *   larger broadcasts are faster with every CTA). */
 #define GSHMEMI_TWOSHOT_CTAS 32
 #define GSHMEMI_TWOSHOT_CTAS_FROM ((size_t)4 << 20)
 #define GSHMEMI_BCAST_RELAY_MID_CTAS 64
