@@ -48,7 +48,7 @@ GSHMEMI_DEV void gshmemi_put_scope(void *dest, const void *src, size_t n, int pe
         return;
     }
     gshmemi_scope_sync(scope);
-    gshmemi_copy(gshmemi_at(base, dest), src, n, gshmemi_scope_tid(scope), gshmemi_scope_size(scope));
+    gshmemi_copy(gshmemi_at(base, dest), src, n, gshmemi_scope_tid_fresh(scope), gshmemi_scope_size_fresh(scope));
     gshmemi_scope_sync(scope);
 }
 
@@ -61,7 +61,7 @@ GSHMEMI_DEV void gshmemi_get_scope(void *dest, const void *src, size_t n, int pe
         return;
     }
     gshmemi_scope_sync(scope);
-    gshmemi_copy(dest, gshmemi_at(base, src), n, gshmemi_scope_tid(scope), gshmemi_scope_size(scope));
+    gshmemi_copy(dest, gshmemi_at(base, src), n, gshmemi_scope_tid_fresh(scope), gshmemi_scope_size_fresh(scope));
     gshmemi_scope_sync(scope);
 }
 
@@ -120,7 +120,7 @@ GSHMEMI_DEV void gshmemi_iput_scope(void *dest, const void *src, ptrdiff_t dst, 
 {
     char *base = gshmemi_route(dest, ((n ? n - 1 : 0) * dst + 1) * es, pe, routine);
     gshmemi_scope_sync(scope);
-    if (base) gshmemi_strided_copy((char *)gshmemi_at(base, dest), (const char *)src, dst, sst, n, es, gshmemi_scope_tid(scope), gshmemi_scope_size(scope));
+    if (base) gshmemi_strided_copy((char *)gshmemi_at(base, dest), (const char *)src, dst, sst, n, es, gshmemi_scope_tid_fresh(scope), gshmemi_scope_size_fresh(scope));
     else gshmemi_remote_strided(GSHMEMI_PROXY_PUT, (char *)dest, (const char *)src, dst, sst, n, es, pe, scope, routine);
     gshmemi_scope_sync(scope);
 }
@@ -129,7 +129,7 @@ GSHMEMI_DEV void gshmemi_iget_scope(void *dest, const void *src, ptrdiff_t dst, 
 {
     char *base = gshmemi_route(src, ((n ? n - 1 : 0) * sst + 1) * es, pe, routine);
     gshmemi_scope_sync(scope);
-    if (base) gshmemi_strided_copy((char *)dest, (const char *)gshmemi_at(base, src), dst, sst, n, es, gshmemi_scope_tid(scope), gshmemi_scope_size(scope));
+    if (base) gshmemi_strided_copy((char *)dest, (const char *)gshmemi_at(base, src), dst, sst, n, es, gshmemi_scope_tid_fresh(scope), gshmemi_scope_size_fresh(scope));
     else gshmemi_remote_strided(GSHMEMI_PROXY_GET, (char *)dest, (const char *)src, dst, sst, n, es, pe, scope, routine);
     gshmemi_scope_sync(scope);
 }

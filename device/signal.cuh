@@ -38,11 +38,11 @@ GSHMEMI_DEV void gshmemi_put_signal_scope(void *dest, const void *src, size_t n,
         gshmemi_remote_put_signal_scope(dest, src, n, sig_addr, signal, sig_op, pe, blocking, scope, routine);
         return;
     }
-    unsigned tid = gshmemi_scope_tid(scope);
+    unsigned tid = gshmemi_scope_tid_fresh(scope);
     gshmemi_scope_sync(scope);
     gshmemi_check_sym(sig_addr, sizeof(uint64_t), pe, routine);
     void *sig_peer = gshmemi_at(base, sig_addr);
-    if (n) gshmemi_copy(gshmemi_at(base, dest), src, n, tid, gshmemi_scope_size(scope));
+    if (n) gshmemi_copy(gshmemi_at(base, dest), src, n, tid, gshmemi_scope_size_fresh(scope));
     if (scope != GSHMEMI_SCOPE_THREAD) __threadfence_system();
     gshmemi_scope_sync(scope);
     if (tid == 0) gshmemi_signal_update(sig_peer, signal, sig_op);
