@@ -212,36 +212,19 @@ GSHMEMI_DEV unsigned gshmemi_scope_size(int scope)
     if (scope == GSHMEMI_SCOPE_WARP) return 32;
     return blockDim.x * blockDim.y * blockDim.z;
 }
-/* The same, from the special registers read anew at each call (volatile), for the RMA routines'
- * copies: the compiler cannot hoist them, or what it derives from them, out of the user's loop,
- * where they would wait across every far call of the loop in callee-saved registers (a typed block
- * put in a loop: 50 registers with the index hoisted, 46 with it read at the copy). */
-#define GSHMEMI_DEFINE_SREG(name, reg)                                                                        \
-    GSHMEMI_DEV unsigned gshmemi_sreg_##name(void)                                                            \
-    {                                                                                                         \
-        unsigned v;                                                                                           \
-        asm volatile("mov.u32 %0, %%" #reg ";" : "=r"(v));                                                    \
-        return v;                                                                                             \
-    }
-GSHMEMI_DEFINE_SREG(tid_x, tid.x)
-GSHMEMI_DEFINE_SREG(tid_y, tid.y)
-GSHMEMI_DEFINE_SREG(tid_z, tid.z)
-GSHMEMI_DEFINE_SREG(ntid_x, ntid.x)
-GSHMEMI_DEFINE_SREG(ntid_y, ntid.y)
-GSHMEMI_DEFINE_SREG(ntid_z, ntid.z)
-#undef GSHMEMI_DEFINE_SREG
-GSHMEMI_DEV unsigned gshmemi_scope_tid_fresh(int scope)
+/* The same for the RMA routines' copies, made opaque to the compiler where the copy starts (an
+ * empty volatile asm): what the copy derives from them (a warp's run, the stride) is computed
+ * there, not hoisted out of the user's loop, where it would wait across every far call of the
+ * loop in callee-saved registers beside the user's own values (a typed block put in a loop: 50
+ * registers with it hoisted, 46 with it computed at the copy). The index itself may still be
+ * hoisted: one register. */
+GSHMEMI_DEV unsigned gshmemi_opaque(unsigned v)
 {
-    if (scope == GSHMEMI_SCOPE_THREAD) return 0;
-    if (scope == GSHMEMI_SCOPE_WARP) return gshmemi_sreg_tid_x() & 31;
-    return gshmemi_sreg_tid_x() + gshmemi_sreg_ntid_x() * (gshmemi_sreg_tid_y() + gshmemi_sreg_ntid_y() * gshmemi_sreg_tid_z());
+    asm volatile("" : "+r"(v));
+    return v;
 }
-GSHMEMI_DEV unsigned gshmemi_scope_size_fresh(int scope)
-{
-    if (scope == GSHMEMI_SCOPE_THREAD) return 1;
-    if (scope == GSHMEMI_SCOPE_WARP) return 32;
-    return gshmemi_sreg_ntid_x() * gshmemi_sreg_ntid_y() * gshmemi_sreg_ntid_z();
-}
+GSHMEMI_DEV unsigned gshmemi_scope_tid_fresh(int scope) { return gshmemi_opaque(gshmemi_scope_tid(scope)); }
+GSHMEMI_DEV unsigned gshmemi_scope_size_fresh(int scope) { return gshmemi_opaque(gshmemi_scope_size(scope)); }
 /* Lanes of a warp (mask, e.g. __activemask()): the mask, this lane's rank among them, their count. */
 typedef struct gshmemi_lanes {
     unsigned mask, rank, n;
