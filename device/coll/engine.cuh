@@ -13,6 +13,8 @@
  *      order, and run the one at the current position from its saved step: arrive (signal the
  *      members), wait for their arrival, work (chunk by chunk: loads of the members' sources
  *      over P2P, the reduction or copy into this PE's dest), signal done, wait for their done;
+ *      a two-shot allreduce works only its part of each chunk, then signals and waits for the
+ *      middle and gathers the other parts from the members' dests before its done;
  *   3. a wait that polls past its threshold (gshmemi_engine_spins) preempts the collective: its
  *      step is saved and the next position runs. A finished request counts its CTA; the last
  *      CTA writes the collective's completion word;
@@ -35,7 +37,7 @@ struct gshmemi_engine_run {
     uint64_t lo, hi;  /* this CTA's share, in 16-byte units of a block (or of the result) */
     uint32_t nchunks; /* of the share */
     uint32_t spins;
-    int cmd, active, ok, result, progressed, slot, ll;
+    int cmd, active, ok, result, progressed, slot, ll, two;
 };
 
 GSHMEMI_DEV int gshmemi_engine_pe(const gshmemi_engine_coll_t &c, int m) { return c.start + m * c.stride; }
@@ -87,6 +89,12 @@ GSHMEMI_DEV void gshmemi_engine_work(const gshmemi_engine_run &r, unsigned tid, 
     if (from >= to) return;
     char *dest = (char *)r.task.dest;
     const char *src = (const char *)r.task.src;
+    if (r.two) { /* this member's part of the chunk only; the others' come in the gather */
+        uint64_t pf, pt;
+        gshmemi_engine_part(from, to, c.size, c.my_idx, &pf, &pt);
+        from = pf, to = pt;
+        if (from >= to) return;
+    }
     switch (c.kind) {
     case GSHMEMI_ENGINE_ALLREDUCE:
         switch (c.dtype) {
@@ -117,6 +125,27 @@ GSHMEMI_DEV void gshmemi_engine_work(const gshmemi_engine_run &r, unsigned tid, 
                          to - from, tid, nt);
         }
         break;
+    }
+}
+
+/* One GATHER step of a two-shot request: the other members' parts of chunk `chunk` of this CTA's
+ * share, reduced in their dests, into this PE's dest (members start on different peers). */
+GSHMEMI_DEV void gshmemi_engine_gather(const gshmemi_engine_run &r, unsigned tid, unsigned nt)
+{
+    const gshmemi_engine_coll_t &c = r.coll;
+    const size_t blk = r.task.count * c.es;
+    const size_t from = (r.lo + (size_t)r.ctx.chunk * (GSHMEMI_ENGINE_CHUNK / 16)) * 16;
+    size_t to = from + GSHMEMI_ENGINE_CHUNK;
+    if (to > r.hi * 16) to = r.hi * 16;
+    if (to > blk) to = blk;
+    if (from >= to) return;
+    char *dest = (char *)r.task.dest;
+    for (int k = 1; k < c.size; k++) {
+        const int m = (c.my_idx + k) % c.size;
+        uint64_t pf, pt;
+        gshmemi_engine_part(from, to, c.size, m, &pf, &pt);
+        if (pf < pt)
+            gshmemi_copy(dest + pf, (const char *)gshmemi_peer_ptr_raw(dest + pf, gshmemi_engine_pe(c, m)), pt - pf, tid, nt);
     }
 }
 
@@ -220,9 +249,12 @@ GSHMEMI_DEV void gshmemi_engine_exec(gshmemi_engine_run &r, int b, unsigned tid,
             if (tid == 0) r.result = GSHMEMI_ENGINE_RAN_FINISHED;
             break;
         }
+        const bool moves = pc == GSHMEMI_ENGINE_PC_WORK || pc == GSHMEMI_ENGINE_PC_GATHER;
         if (pc == GSHMEMI_ENGINE_PC_WORK) {
             if (r.ll) gshmemi_engine_ll_work(r, tid, nt);
             else gshmemi_engine_work(r, tid, nt);
+        } else if (pc == GSHMEMI_ENGINE_PC_GATHER) {
+            gshmemi_engine_gather(r, tid, nt);
         } else if (r.ll && pc == GSHMEMI_ENGINE_PC_ARRIVE) {
             gshmemi_engine_ll_send(r, tid, nt);
             if (tid == 0) r.ok = 1;
@@ -231,7 +263,7 @@ GSHMEMI_DEV void gshmemi_engine_exec(gshmemi_engine_run &r, int b, unsigned tid,
             if (tid == 0) r.ok = ok, r.ctx.streak = gshmemi_engine_streak(r.ctx.streak, ok);
         } else if (tid == 0) {
             const uint64_t v = gshmemi_engine_flag(kind, pc, r.ctx.seq);
-            if (pc == GSHMEMI_ENGINE_PC_ARRIVE || pc == GSHMEMI_ENGINE_PC_DONE) {
+            if (pc == GSHMEMI_ENGINE_PC_ARRIVE || pc == GSHMEMI_ENGINE_PC_MID || pc == GSHMEMI_ENGINE_PC_DONE) {
                 r.ok = 1;
                 gshmemi_engine_signal(r.coll, b, v);
             } else {
@@ -239,13 +271,13 @@ GSHMEMI_DEV void gshmemi_engine_exec(gshmemi_engine_run &r, int b, unsigned tid,
                 r.ctx.streak = gshmemi_engine_streak(r.ctx.streak, r.ok);
             }
         }
-        __syncthreads(); /* the work's stores before DONE's signal; r.ok */
-        if (pc != GSHMEMI_ENGINE_PC_WORK && !r.ok) {
+        __syncthreads(); /* the work's stores before the next signal (MID or DONE); r.ok */
+        if (!moves && !r.ok) {
             if (tid == 0) r.result = GSHMEMI_ENGINE_RAN_PREEMPTED;
             break;
         }
         if (tid == 0) {
-            gshmemi_engine_next(kind, r.ll, r.nchunks, &r.ctx);
+            gshmemi_engine_next(kind, r.ll, r.two, r.nchunks, &r.ctx);
             r.progressed = 1;
         }
         __syncthreads();
@@ -429,6 +461,7 @@ GSHMEMI_DEV void gshmemi_engine_daemon(const gshmemi_engine_dev_t &e)
                     const uint64_t units = (r.task.count * r.coll.es + 15) / 16;
                     r.ll = gshmemi_engine_uses_ll(r.coll.kind, r.task.count, r.coll.es);
                     r.active = r.ll ? 1 : gshmemi_engine_active_ctas(bytes, e.ctas);
+                    r.two = gshmemi_engine_two_shot(r.coll.kind, r.ll, r.coll.size, bytes);
                     gshmemi_engine_share(units, b, r.active, &r.lo, &r.hi);
                     r.nchunks = r.ll ? 1 : gshmemi_engine_nchunks(r.hi - r.lo, GSHMEMI_ENGINE_CHUNK / 16);
                     r.spins = gshmemi_engine_spins(e.spin_base, pos, r.coll.priority, r.ctx.streak);

@@ -4,8 +4,10 @@
  *   - the layouts of the submission queue, a collective's static context, its dynamic context
  *     (saved when it is preempted) and the pinned words the host reads;
  *   - the primitive sequence of a collective (arrive, wait for the peers' arrival, work chunk by
- *     chunk, signal done, wait for the peers' done) and the flag value each step signals or waits
- *     for: a pure step function, so a preempted collective resumes where it stopped;
+ *     chunk, signal done, wait for the peers' done; a two-shot allreduce reduces its part of each
+ *     chunk, signals and waits for the middle, then gathers the others' parts) and the flag value
+ *     each step signals or waits for: a pure step function, so a preempted collective resumes
+ *     where it stopped;
  *   - the stickiness rule: how long a wait spins before its collective is preempted. */
 #ifndef GSHMEM_DEVICE_COLL_ENGINE_H
 #define GSHMEM_DEVICE_COLL_ENGINE_H
@@ -20,7 +22,17 @@
 #define GSHMEMI_ENGINE_MAX_CTAS 128  /* CTAs of the daemon */
 #define GSHMEMI_ENGINE_TASKS 64      /* requests submitted and not complete, at most (a CTA's task queue) */
 #define GSHMEMI_ENGINE_CHUNK (1u << 20) /* bytes a CTA moves per WORK step (one step per chunk) */
+#ifndef GSHMEMI_ENGINE_CTA_MIN_BYTES
 #define GSHMEMI_ENGINE_CTA_MIN_BYTES (64u << 10) /* bytes moved that justify one more active CTA */
+#endif
+/* An allreduce of at least this many bytes on 3 members or more goes two-shot: each member reduces
+ * its part (1 / members) of every chunk from every source into its dest, then gathers the other
+ * parts from the members' dests, so a member reads 2 (n - 1) / n of the buffer over P2P where the
+ * one-shot reads n - 1 times it, for one more round of signals. Below, that round costs more than
+ * the reads it saves. The same choice on every PE: it depends on the call only. */
+#ifndef GSHMEMI_ENGINE_TWO_SHOT_MIN
+#define GSHMEMI_ENGINE_TWO_SHOT_MIN (2u << 20)
+#endif
 #define GSHMEMI_ENGINE_LL_MAX 256u   /* LL: most bytes a member sends one member */
 #define GSHMEMI_ENGINE_LL_WORDS (GSHMEMI_ENGINE_LL_MAX / 4) /* 8-byte words of 4 data bytes and a 4-byte flag */
 
@@ -64,7 +76,8 @@ GSHMEMI_HD_INLINE size_t gshmemi_engine_slot_bytes(int ctas, int n_pes)
 
 /* The steps of a collective's primitive sequence. */
 enum { GSHMEMI_ENGINE_PC_ARRIVE = 0, GSHMEMI_ENGINE_PC_WAIT_ARRIVE = 1, GSHMEMI_ENGINE_PC_WORK = 2,
-       GSHMEMI_ENGINE_PC_DONE = 3, GSHMEMI_ENGINE_PC_WAIT_DONE = 4, GSHMEMI_ENGINE_PC_END = 5 };
+       GSHMEMI_ENGINE_PC_DONE = 3, GSHMEMI_ENGINE_PC_WAIT_DONE = 4, GSHMEMI_ENGINE_PC_END = 5,
+       GSHMEMI_ENGINE_PC_MID = 6, GSHMEMI_ENGINE_PC_WAIT_MID = 7, GSHMEMI_ENGINE_PC_GATHER = 8 };
 
 /* A collective's dynamic context on one CTA (device memory): what is saved when it is preempted. */
 typedef struct gshmemi_engine_ctx {
@@ -165,28 +178,59 @@ GSHMEMI_HD_INLINE int gshmemi_engine_uses_ll(int kind, uint64_t count, uint64_t 
            (kind != GSHMEMI_ENGINE_ALLREDUCE || es <= 4);
 }
 
+/* Whether a request goes two-shot (GSHMEMI_ENGINE_TWO_SHOT_MIN): an allreduce, not LL, of 3
+ * members or more and at least that many bytes. */
+GSHMEMI_HD_INLINE int gshmemi_engine_two_shot(int kind, int ll, int size, uint64_t bytes)
+{
+    return kind == GSHMEMI_ENGINE_ALLREDUCE && !ll && size >= 3 && bytes >= GSHMEMI_ENGINE_TWO_SHOT_MIN;
+}
+
+/* Two-shot: member m's part [*from, *to) of the chunk [lo, hi) (bytes; lo a multiple of 16, hi
+ * the chunk's end or the block's): 16-byte units split as evenly as they go, the last part ending
+ * at hi. Every byte of the chunk in exactly one part. */
+GSHMEMI_HD_INLINE void gshmemi_engine_part(uint64_t lo, uint64_t hi, int size, int m, uint64_t *from, uint64_t *to)
+{
+    const uint64_t units = (hi - lo + 15) / 16;
+    *from = lo + 16 * (units * (uint64_t)m / (uint64_t)size);
+    *to = m == size - 1 ? hi : lo + 16 * (units * (uint64_t)(m + 1) / (uint64_t)size);
+    if (*from > hi) *from = hi;
+    if (*to > hi) *to = hi;
+}
+
 /* The flag value the step `pc` of request `seq` signals or waits for. Counters only grow, and a
  * member's next request of a collective starts only after the last finished on every member, so
- * "at least this value" is the whole test. A barrier has one round; the others two. */
+ * "at least this value" is the whole test. A barrier has one round; the others three values a
+ * request (arrival, middle, done: a two-shot request signals all three, the others skip the
+ * middle), so one-shot, two-shot and LL requests of one collective follow each other freely. */
 GSHMEMI_HD_INLINE uint64_t gshmemi_engine_flag(int kind, uint32_t pc, uint64_t seq)
 {
     if (kind == GSHMEMI_ENGINE_BARRIER) return seq;
-    return pc <= GSHMEMI_ENGINE_PC_WAIT_ARRIVE ? 2 * seq - 1 : 2 * seq;
+    if (pc <= GSHMEMI_ENGINE_PC_WAIT_ARRIVE) return 3 * seq - 2;
+    return pc == GSHMEMI_ENGINE_PC_MID || pc == GSHMEMI_ENGINE_PC_WAIT_MID ? 3 * seq - 1 : 3 * seq;
 }
 
 /* The step after `c->pc` has succeeded (ll: the request goes by LL: its data travels with the
- * arrival, and it has no done round). */
-GSHMEMI_HD_INLINE void gshmemi_engine_next(int kind, int ll, uint32_t nchunks, gshmemi_engine_ctx_t *c)
+ * arrival, and it has no done round; two: it goes two-shot: after the work, the middle round and
+ * the gather, chunk by chunk as the work). */
+GSHMEMI_HD_INLINE void gshmemi_engine_next(int kind, int ll, int two, uint32_t nchunks, gshmemi_engine_ctx_t *c)
 {
-    const uint32_t after_work = ll ? GSHMEMI_ENGINE_PC_END : GSHMEMI_ENGINE_PC_DONE;
+    const uint32_t after_work = ll ? GSHMEMI_ENGINE_PC_END : two ? GSHMEMI_ENGINE_PC_MID : GSHMEMI_ENGINE_PC_DONE;
     switch (c->pc) {
     case GSHMEMI_ENGINE_PC_ARRIVE: c->pc = GSHMEMI_ENGINE_PC_WAIT_ARRIVE; break;
     case GSHMEMI_ENGINE_PC_WAIT_ARRIVE:
         c->chunk = 0;
-        c->pc = kind == GSHMEMI_ENGINE_BARRIER ? (uint32_t)GSHMEMI_ENGINE_PC_END : nchunks ? (uint32_t)GSHMEMI_ENGINE_PC_WORK : after_work;
+        c->pc = kind == GSHMEMI_ENGINE_BARRIER ? (uint32_t)GSHMEMI_ENGINE_PC_END
+              : nchunks                         ? (uint32_t)GSHMEMI_ENGINE_PC_WORK
+              : ll                              ? (uint32_t)GSHMEMI_ENGINE_PC_END
+                                                : (uint32_t)GSHMEMI_ENGINE_PC_DONE;
         break;
     case GSHMEMI_ENGINE_PC_WORK:
         if (++c->chunk >= nchunks) c->pc = after_work;
+        break;
+    case GSHMEMI_ENGINE_PC_MID: c->pc = GSHMEMI_ENGINE_PC_WAIT_MID; break;
+    case GSHMEMI_ENGINE_PC_WAIT_MID: c->chunk = 0, c->pc = GSHMEMI_ENGINE_PC_GATHER; break;
+    case GSHMEMI_ENGINE_PC_GATHER:
+        if (++c->chunk >= nchunks) c->pc = GSHMEMI_ENGINE_PC_DONE;
         break;
     case GSHMEMI_ENGINE_PC_DONE: c->pc = GSHMEMI_ENGINE_PC_WAIT_DONE; break;
     default: c->pc = GSHMEMI_ENGINE_PC_END; break;

@@ -4,9 +4,9 @@
  *      they deadlock: GSHMEM_TEST_ENGINE_PLAIN=1 runs that, test_engine_plain.sh checks it);
  *   2. shuffled: every PE submits the same 8 collectives (allreduce sum/max/prod in float and sum
  *      in bfloat16, fcollect, broadcast, alltoall, barrier; 4 B .. 8 MiB, every other round at
- *      the small sizes LL takes) in an order shuffled on its own, for R rounds
- *      (GSHMEM_TEST_ENGINE_ROUNDS, default 4), first all on the world team, then spread over two
- *      overlapping teams; preemptions and exits printed;
+ *      the small sizes LL takes; the float sum two-shot on teams of 3 or more) in an order
+ *      shuffled on its own, for R rounds (GSHMEM_TEST_ENGINE_ROUNDS, default 4), first all on the
+ *      world team, then spread over two overlapping teams; preemptions and exits printed;
  *   3. a cudaDeviceSynchronize on PE 0 while its daemon holds a request its peers have not
  *      submitted (they wait in the engine for one PE 0 submits only after the synchronize): it
  *      returns, and everything completes;
@@ -304,7 +304,10 @@ static void shuffled(shmemx_engine_t *e, shmem_team_t t1, shmem_team_t t2, const
     coll c[8];
     /* every other round, the data collectives at sizes LL takes (up to 256 bytes a member, odd counts) */
     static const size_t small[8] = {50, 1, 64, 100, 33, 61, 17, 0};
-    make(e, &c[0], "allreduce sum 8 MiB", t1, SHMEMX_ENGINE_ALLREDUCE, SHMEMX_ENGINE_SUM, 0, 0, q ? 4096 : (2u << 20), 0);
+    /* two-shot where the team has 3 members or more (2 MiB and up): quick, a part of the last
+     * chunk ends inside a 16-byte unit */
+    make(e, &c[0], q ? "allreduce sum 2 MiB + 12 B" : "allreduce sum 8 MiB", t1, SHMEMX_ENGINE_ALLREDUCE, SHMEMX_ENGINE_SUM, 0, 0,
+         q ? (1u << 19) + 3 : (2u << 20), 0);
     make(e, &c[1], "allreduce max 4 B", t2, SHMEMX_ENGINE_ALLREDUCE, SHMEMX_ENGINE_MAX, 0, 0, 1, 0);
     make(e, &c[2], "allreduce prod 64 KiB", t1, SHMEMX_ENGINE_ALLREDUCE, SHMEMX_ENGINE_PROD, 0, 1, 16384, 2);
     make(e, &c[3], "allreduce bf16 sum 1 MiB", t2, SHMEMX_ENGINE_ALLREDUCE, SHMEMX_ENGINE_SUM, 1, 1, q ? 4096 : (1u << 19), 0);

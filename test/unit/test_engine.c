@@ -9,8 +9,10 @@
  *     context. Every chunk of every request must be worked exactly once, while every member's
  *     source still holds that request's data, and every request must complete; requests going
  *     by LL (their data in the members' rows, two parities, no done round) must find their rows
- *     intact and never overwrite one not yet taken. The same model without the wait for the
- *     members' done, or with one LL parity, shows the violation it exists to catch;
+ *     intact and never overwrite one not yet taken; two-shot requests must gather every other
+ *     member's part of a chunk only once its owner reduced it for that request. The same model
+ *     without the wait for the members' done, with one LL parity, or without the middle wait,
+ *     shows the violation it exists to catch;
  *   - a stream wait's hold (gshmemi_engine_hold_stays): a model of launches and the host
  *     interleaved at random; no CTA leaves a launch the host counts on, and the host comes to
  *     count on one; rules that break either are caught. */
@@ -209,9 +211,9 @@ static void test_sequence(void **state)
     gshmemi_engine_ctx_t c = {0};
     /* a barrier: arrive, wait, end; its flag is the request number */
     c.pc = GSHMEMI_ENGINE_PC_ARRIVE;
-    gshmemi_engine_next(GSHMEMI_ENGINE_BARRIER, 0, 0, &c);
+    gshmemi_engine_next(GSHMEMI_ENGINE_BARRIER, 0, 0, 0, &c);
     assert_int_equal(c.pc, GSHMEMI_ENGINE_PC_WAIT_ARRIVE);
-    gshmemi_engine_next(GSHMEMI_ENGINE_BARRIER, 0, 0, &c);
+    gshmemi_engine_next(GSHMEMI_ENGINE_BARRIER, 0, 0, 0, &c);
     assert_int_equal(c.pc, GSHMEMI_ENGINE_PC_END);
     assert_int_equal(gshmemi_engine_flag(GSHMEMI_ENGINE_BARRIER, GSHMEMI_ENGINE_PC_ARRIVE, 7), 7);
     /* an allreduce of 3 chunks */
@@ -219,15 +221,15 @@ static void test_sequence(void **state)
     int steps = 0, work = 0;
     while (c.pc != GSHMEMI_ENGINE_PC_END && steps < 20) {
         work += c.pc == GSHMEMI_ENGINE_PC_WORK;
-        gshmemi_engine_next(GSHMEMI_ENGINE_ALLREDUCE, 0, 3, &c);
+        gshmemi_engine_next(GSHMEMI_ENGINE_ALLREDUCE, 0, 0, 3, &c);
         steps++;
     }
     assert_int_equal(work, 3);
     assert_int_equal(steps, 7);
     /* no chunk: arrive, wait, done, wait */
     memset(&c, 0, sizeof(c));
-    gshmemi_engine_next(GSHMEMI_ENGINE_FCOLLECT, 0, 0, &c);
-    gshmemi_engine_next(GSHMEMI_ENGINE_FCOLLECT, 0, 0, &c);
+    gshmemi_engine_next(GSHMEMI_ENGINE_FCOLLECT, 0, 0, 0, &c);
+    gshmemi_engine_next(GSHMEMI_ENGINE_FCOLLECT, 0, 0, 0, &c);
     assert_int_equal(c.pc, GSHMEMI_ENGINE_PC_DONE);
     /* LL: send, wait, one work step, end: no done round */
     memset(&c, 0, sizeof(c));
@@ -235,11 +237,54 @@ static void test_sequence(void **state)
     while (c.pc != GSHMEMI_ENGINE_PC_END && steps < 20) {
         assert_true(c.pc != GSHMEMI_ENGINE_PC_DONE && c.pc != GSHMEMI_ENGINE_PC_WAIT_DONE);
         work += c.pc == GSHMEMI_ENGINE_PC_WORK;
-        gshmemi_engine_next(GSHMEMI_ENGINE_ALLREDUCE, 1, 1, &c);
+        gshmemi_engine_next(GSHMEMI_ENGINE_ALLREDUCE, 1, 0, 1, &c);
         steps++;
     }
     assert_int_equal(work, 1);
     assert_int_equal(steps, 3);
+    /* two-shot, 2 chunks: arrive, wait, work x2, middle, wait, gather x2, done, wait: every gather
+     * after every work step, the middle between */
+    memset(&c, 0, sizeof(c));
+    steps = 0, work = 0;
+    int gather = 0, mid = 0;
+    while (c.pc != GSHMEMI_ENGINE_PC_END && steps < 20) {
+        if (c.pc == GSHMEMI_ENGINE_PC_WORK) assert_int_equal(gather + mid, 0), work++;
+        if (c.pc == GSHMEMI_ENGINE_PC_MID || c.pc == GSHMEMI_ENGINE_PC_WAIT_MID) assert_int_equal(work, 2), mid++;
+        if (c.pc == GSHMEMI_ENGINE_PC_GATHER) assert_int_equal(mid, 2), assert_int_equal(c.chunk, (uint32_t)gather), gather++;
+        if (c.pc == GSHMEMI_ENGINE_PC_DONE) assert_int_equal(gather, 2);
+        gshmemi_engine_next(GSHMEMI_ENGINE_ALLREDUCE, 0, 1, 2, &c);
+        steps++;
+    }
+    assert_int_equal(work, 2);
+    assert_int_equal(gather, 2);
+    assert_int_equal(steps, 10);
+    /* two-shot with no chunk (an empty share): straight to done, as on every member */
+    memset(&c, 0, sizeof(c));
+    gshmemi_engine_next(GSHMEMI_ENGINE_ALLREDUCE, 0, 1, 0, &c);
+    gshmemi_engine_next(GSHMEMI_ENGINE_ALLREDUCE, 0, 1, 0, &c);
+    assert_int_equal(c.pc, GSHMEMI_ENGINE_PC_DONE);
+    /* which requests go two-shot: allreduce, not LL, 3 members or more, from the threshold */
+    assert_true(gshmemi_engine_two_shot(GSHMEMI_ENGINE_ALLREDUCE, 0, 3, GSHMEMI_ENGINE_TWO_SHOT_MIN));
+    assert_false(gshmemi_engine_two_shot(GSHMEMI_ENGINE_ALLREDUCE, 0, 3, GSHMEMI_ENGINE_TWO_SHOT_MIN - 1));
+    assert_false(gshmemi_engine_two_shot(GSHMEMI_ENGINE_ALLREDUCE, 0, 2, 1ull << 30));
+    assert_false(gshmemi_engine_two_shot(GSHMEMI_ENGINE_ALLREDUCE, 1, 4, 1ull << 30));
+    assert_false(gshmemi_engine_two_shot(GSHMEMI_ENGINE_FCOLLECT, 0, 4, 1ull << 30));
+    /* the parts of a chunk: every byte in one part, in order, each starting on a 16-byte unit */
+    static const uint64_t chunks[][2] = {{0, 1u << 20}, {1u << 20, (1u << 20) + 12}, {48, 48 + 16 * 7 + 4}, {0, 16}, {32, 36}};
+    for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++)
+        for (int size = 2; size <= 8; size++) {
+            uint64_t at = chunks[i][0];
+            for (int m = 0; m < size; m++) {
+                uint64_t from, to;
+                gshmemi_engine_part(chunks[i][0], chunks[i][1], size, m, &from, &to);
+                assert_int_equal(from, at);
+                assert_true(to >= from && to <= chunks[i][1]);
+                assert_int_equal((from - chunks[i][0]) % 16, 0);
+                assert_true(to - from <= 16 * ((chunks[i][1] - chunks[i][0] + 15) / 16 / (uint64_t)size + 1));
+                at = to;
+            }
+            assert_int_equal(at, chunks[i][1]);
+        }
     /* which requests go by LL: small ones, allreduce of elements up to 4 bytes, never a barrier */
     assert_true(gshmemi_engine_uses_ll(GSHMEMI_ENGINE_ALLREDUCE, 2, 4));
     assert_true(gshmemi_engine_uses_ll(GSHMEMI_ENGINE_ALLREDUCE, GSHMEMI_ENGINE_LL_MAX / 2, 2));
@@ -254,10 +299,13 @@ static void test_sequence(void **state)
     /* the flags of consecutive requests only grow */
     uint64_t last = 0;
     for (uint64_t s = 1; s < 5; s++)
-        for (uint32_t pc = GSHMEMI_ENGINE_PC_ARRIVE; pc <= GSHMEMI_ENGINE_PC_WAIT_DONE; pc++) {
-            if (pc == GSHMEMI_ENGINE_PC_WORK) continue;
-            uint64_t v = gshmemi_engine_flag(GSHMEMI_ENGINE_ALLREDUCE, pc, s);
+        for (int i = 0; i < 6; i++) { /* the steps that signal or wait, in sequence order */
+            static const uint32_t pcs[] = {GSHMEMI_ENGINE_PC_ARRIVE, GSHMEMI_ENGINE_PC_WAIT_ARRIVE, GSHMEMI_ENGINE_PC_MID,
+                                           GSHMEMI_ENGINE_PC_WAIT_MID, GSHMEMI_ENGINE_PC_DONE, GSHMEMI_ENGINE_PC_WAIT_DONE};
+            uint64_t v = gshmemi_engine_flag(GSHMEMI_ENGINE_ALLREDUCE, pcs[i], s);
             assert_true(v >= last);
+            if (i % 2) assert_int_equal(v, last); /* a wait waits for what its signal sent */
+            else assert_true(v > last);
             last = v;
         }
     /* shares and active CTAs: every unit once */
@@ -284,7 +332,7 @@ static void test_sequence(void **state)
 #define MR 12     /* requests of each */
 #define NCH 3     /* chunks of a request */
 typedef struct {
-    int npes, skip_done_wait, ll_single; /* the broken variants: no done wait; one LL parity */
+    int npes, skip_done_wait, ll_single, skip_mid_wait; /* the broken variants: no done wait; one LL parity; no middle wait */
     uint64_t rng;
     uint64_t flags[MC][MP][MP]; /* flags[X][p][m]: PE p's word that member m signals */
     gshmemi_engine_ctx_t ctx[MP][MC];
@@ -293,15 +341,19 @@ typedef struct {
     int ntasks[MP], pos[MP];
     uint64_t src_version[MP][MC];
     int work[MP][MC][MR + 1][NCH];
+    int gathered[MP][MC][MR + 1][NCH];
+    uint64_t reduced[MP][MC][NCH]; /* reduced[p][X][k]: the request whose part of chunk k p last reduced into its dest */
     uint64_t llval[MC][MP][2][MP]; /* llval[X][q][parity][p]: the request whose data p last put in q's row p */
     uint64_t llread[MC][MP][2];    /* llread[X][q][parity]: the last request q took from that parity */
-    int violations, completed, preemptions, ll_requests;
+    int violations, completed, preemptions, ll_requests, two_requests;
 } model_t;
 
 static int kind_of(int x) { return x == 0 ? GSHMEMI_ENGINE_BARRIER : GSHMEMI_ENGINE_ALLREDUCE; }
 /* Which requests go by LL: a function of the call, the same on every PE (as its size is); runs of
  * three in a row, so a parity is reused by LL requests only. */
 static int ll_of(int x, uint64_t seq) { return x != 0 && (seq + (uint64_t)x) % 5 < 3; }
+/* Which go two-shot: of the others, one in two (also a function of the call). */
+static int two_of(int x, uint64_t seq) { return x != 0 && (seq + (uint64_t)x) % 5 == 3; }
 
 static uint64_t rnd(model_t *m)
 {
@@ -323,7 +375,7 @@ static void model_run(model_t *m, int p)
     const int slot = cand[m->pos[p]], x = m->list[p][slot], kind = kind_of(x);
     gshmemi_engine_ctx_t *c = &m->ctx[p][x];
     if (c->pc == GSHMEMI_ENGINE_PC_ARRIVE) c->seq = m->lseq[p][slot], c->chunk = 0, c->streak = 0;
-    const int ll = ll_of(x, c->seq), par = m->ll_single ? 0 : (int)(c->seq & 1);
+    const int ll = ll_of(x, c->seq), two = two_of(x, c->seq), par = m->ll_single ? 0 : (int)(c->seq & 1);
     const uint32_t nch = ll ? 1 : NCH;
     for (;;) {
         const uint32_t pc = c->pc;
@@ -335,7 +387,7 @@ static void model_run(model_t *m, int p)
                 m->llval[x][q][par][p] = c->seq;
             }
             m->ll_requests++;
-            gshmemi_engine_next(kind, ll, nch, c);
+            gshmemi_engine_next(kind, ll, two, nch, c);
             if (rnd(m) % 4 == 0) return;
             continue;
         }
@@ -347,7 +399,7 @@ static void model_run(model_t *m, int p)
                     m->preemptions++;
                     return;
                 }
-            gshmemi_engine_next(kind, ll, nch, c);
+            gshmemi_engine_next(kind, ll, two, nch, c);
             if (rnd(m) % 4 == 0) return;
             continue;
         }
@@ -357,26 +409,32 @@ static void model_run(model_t *m, int p)
             m->llread[x][p][par] = c->seq;
             m->work[p][x][c->seq][0]++;
             for (int k = 1; k < NCH; k++) m->work[p][x][c->seq][k]++; /* one step covers the request */
-            gshmemi_engine_next(kind, ll, nch, c);
+            gshmemi_engine_next(kind, ll, two, nch, c);
             if (rnd(m) % 4 == 0) return;
             continue;
         }
         if (pc == GSHMEMI_ENGINE_PC_END) {
             for (int i = slot; i + 1 < m->ntasks[p]; i++) m->list[p][i] = m->list[p][i + 1], m->lseq[p][i] = m->lseq[p][i + 1];
             m->ntasks[p]--;
+            m->two_requests += two;
             c->pc = GSHMEMI_ENGINE_PC_ARRIVE;
             m->pos[p] = 0;
             m->completed++;
             return;
         }
-        if (pc == GSHMEMI_ENGINE_PC_ARRIVE || pc == GSHMEMI_ENGINE_PC_DONE) {
+        if (pc == GSHMEMI_ENGINE_PC_ARRIVE || pc == GSHMEMI_ENGINE_PC_MID || pc == GSHMEMI_ENGINE_PC_DONE) {
             if (pc == GSHMEMI_ENGINE_PC_ARRIVE) m->src_version[p][x] = c->seq; /* this request's source is in place */
             for (int q = 0; q < m->npes; q++) m->flags[x][q][p] = gshmemi_engine_flag(kind, pc, c->seq);
         } else if (pc == GSHMEMI_ENGINE_PC_WORK) {
             for (int q = 0; q < m->npes; q++) /* reads every member's source: it must hold this request's data */
                 if (m->src_version[q][x] != c->seq) m->violations++;
             m->work[p][x][c->seq][c->chunk]++;
-        } else if (!(m->skip_done_wait && pc == GSHMEMI_ENGINE_PC_WAIT_DONE)) {
+            if (two) m->reduced[p][x][c->chunk] = c->seq; /* its part of the chunk, into its dest */
+        } else if (pc == GSHMEMI_ENGINE_PC_GATHER) {
+            for (int q = 0; q < m->npes; q++) /* reads every other member's part: reduced for this request */
+                if (q != p && m->reduced[q][x][c->chunk] != c->seq) m->violations++;
+            m->gathered[p][x][c->seq][c->chunk]++;
+        } else if (!(m->skip_done_wait && pc == GSHMEMI_ENGINE_PC_WAIT_DONE) && !(m->skip_mid_wait && pc == GSHMEMI_ENGINE_PC_WAIT_MID)) {
             for (int q = 0; q < m->npes; q++)
                 if (m->flags[x][p][q] < gshmemi_engine_flag(kind, pc, c->seq)) { /* preempted: the context stays */
                     c->streak = gshmemi_engine_streak(c->streak, 0);
@@ -386,15 +444,15 @@ static void model_run(model_t *m, int p)
                 }
             c->streak = gshmemi_engine_streak(c->streak, 1);
         }
-        gshmemi_engine_next(kind, ll, nch, c);
+        gshmemi_engine_next(kind, ll, two, nch, c);
         if (rnd(m) % 4 == 0) return; /* stopped between steps: resumes here */
     }
 }
 
-static void model_init(model_t *m, int npes, uint64_t seed, int skip_done_wait, int ll_single)
+static void model_init(model_t *m, int npes, uint64_t seed, int skip_done_wait, int ll_single, int skip_mid_wait)
 {
     memset(m, 0, sizeof(*m));
-    m->npes = npes, m->rng = seed | 1, m->skip_done_wait = skip_done_wait, m->ll_single = ll_single;
+    m->npes = npes, m->rng = seed | 1, m->skip_done_wait = skip_done_wait, m->ll_single = ll_single, m->skip_mid_wait = skip_mid_wait;
     for (int p = 0; p < npes; p++) {
         /* the requests of every collective in a shuffled order, each collective's in sequence */
         int left[MC];
@@ -427,25 +485,29 @@ static void test_model(void **state)
     static model_t m;
     for (int npes = 2; npes <= MP; npes++)
         for (uint64_t seed = 1; seed <= 40; seed++) {
-            model_init(&m, npes, seed * 7919, 0, 0);
+            model_init(&m, npes, seed * 7919, 0, 0, 0);
             assert_true(model_go(&m));
             assert_int_equal(m.violations, 0);
             for (int p = 0; p < npes; p++)
                 for (int x = 1; x < MC; x++)
                     for (int s = 1; s <= MR; s++)
-                        for (int k = 0; k < NCH; k++) assert_int_equal(m.work[p][x][s][k], 1);
+                        for (int k = 0; k < NCH; k++) {
+                            assert_int_equal(m.work[p][x][s][k], 1);
+                            assert_int_equal(m.gathered[p][x][s][k], two_of(x, (uint64_t)s));
+                        }
             assert_true(m.preemptions > 0);
             assert_true(m.ll_requests > 0);
+            assert_true(m.two_requests > 0);
         }
 }
 
 /* How many of 40 seeded runs of 2 PEs the model flags, with one rule broken. */
-static int model_broken_runs(uint64_t seed_step, int skip_done_wait, int ll_single)
+static int model_broken_runs(uint64_t seed_step, int skip_done_wait, int ll_single, int skip_mid_wait)
 {
     static model_t m;
     int caught = 0;
     for (uint64_t seed = 1; seed <= 40; seed++) {
-        model_init(&m, 2, seed * seed_step, skip_done_wait, ll_single);
+        model_init(&m, 2, seed * seed_step, skip_done_wait, ll_single, skip_mid_wait);
         model_go(&m);
         caught += m.violations > 0;
     }
@@ -457,14 +519,21 @@ static int model_broken_runs(uint64_t seed_step, int skip_done_wait, int ll_sing
 static void test_model_catches(void **state)
 {
     (void)state;
-    assert_true(model_broken_runs(104729, 1, 0) > 0);
+    assert_true(model_broken_runs(104729, 1, 0, 0) > 0);
 }
 
 /* LL with one parity instead of two: a member overwrites a row its reader has not taken yet. */
 static void test_model_catches_ll(void **state)
 {
     (void)state;
-    assert_true(model_broken_runs(15485863, 0, 1) > 0);
+    assert_true(model_broken_runs(15485863, 0, 1, 0) > 0);
+}
+
+/* Two-shot without the wait for the middle: a member gathers a part its owner has not reduced yet. */
+static void test_model_catches_mid(void **state)
+{
+    (void)state;
+    assert_true(model_broken_runs(7919, 0, 0, 1) > 0);
 }
 
 /* ---- a stream wait's hold (gshmemi_engine_hold_stays) ----
@@ -576,7 +645,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_queue_refusals), cmocka_unit_test(test_queue_full),   cmocka_unit_test(test_queue_threads),
         cmocka_unit_test(test_stickiness),     cmocka_unit_test(test_sequence),     cmocka_unit_test(test_model),
-        cmocka_unit_test(test_model_catches),  cmocka_unit_test(test_model_catches_ll),
+        cmocka_unit_test(test_model_catches),  cmocka_unit_test(test_model_catches_ll), cmocka_unit_test(test_model_catches_mid),
         cmocka_unit_test(test_hold),           cmocka_unit_test(test_hold_catches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
