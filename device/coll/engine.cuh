@@ -291,13 +291,17 @@ GSHMEMI_DEV void gshmemi_engine_finish(const gshmemi_engine_dev_t &e, int id, ui
     uint32_t *cnt = e.finished + (size_t)id * GSHMEMI_ENGINE_TASKS + seq % GSHMEMI_ENGINE_TASKS;
     /* this CTA's stores before the count; and, when it has written a completion word since its
      * last fence at system scope, that word before the count (the next request's completion,
-     * written by another CTA, must not overtake it on its way to the host). Only then at system
-     * scope: that fence waits for writes over the bus, and every CTA passes here per request. */
-    if (*published) __threadfence_system(), *published = false;
+     * written by another CTA, must not overtake it on its way to the host). Only then a fence at
+     * system scope: it waits for writes over the bus, and every CTA passes here per request. */
+    if (*published) gshmemi_fence_release_sys(), *published = false;
     else __threadfence();
-    if (atomicAdd(cnt, 1u) == (uint32_t)e.ctas - 1) {
+    uint32_t before;
+    /* acquire and release at GPU scope: the last CTA acquires every other CTA's stores with their
+     * counts, and its release of the word at system scope passes them on to the host (cumulative),
+     * with no full fence at system scope of its own */
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(cnt) : "memory");
+    if (before == (uint32_t)e.ctas - 1) {
         atomicExch(cnt, 0u);
-        __threadfence_system(); /* every CTA's stores before the word the host reads */
         gshmemi_st_release_u64((void *)&e.host->done[id], seq);
         *published = true;
     }
