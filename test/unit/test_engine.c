@@ -226,11 +226,15 @@ static void test_sequence(void **state)
     }
     assert_int_equal(work, 3);
     assert_int_equal(steps, 7);
-    /* no chunk: arrive, wait, done, wait */
-    memset(&c, 0, sizeof(c));
-    gshmemi_engine_next(GSHMEMI_ENGINE_FCOLLECT, 0, 0, 0, &c);
-    gshmemi_engine_next(GSHMEMI_ENGINE_FCOLLECT, 0, 0, 0, &c);
-    assert_int_equal(c.pc, GSHMEMI_ENGINE_PC_DONE);
+    /* no chunk (an empty share, as on every member): arrive, wait, done, wait; a two-shot request
+     * too (no middle round) */
+    for (int two = 0; two < 2; two++) {
+        const int kind = two ? GSHMEMI_ENGINE_ALLREDUCE : GSHMEMI_ENGINE_FCOLLECT;
+        memset(&c, 0, sizeof(c));
+        gshmemi_engine_next(kind, 0, two, 0, &c);
+        gshmemi_engine_next(kind, 0, two, 0, &c);
+        assert_int_equal(c.pc, GSHMEMI_ENGINE_PC_DONE);
+    }
     /* LL: send, wait, one work step, end: no done round */
     memset(&c, 0, sizeof(c));
     steps = 0, work = 0;
@@ -258,11 +262,6 @@ static void test_sequence(void **state)
     assert_int_equal(work, 2);
     assert_int_equal(gather, 2);
     assert_int_equal(steps, 10);
-    /* two-shot with no chunk (an empty share): straight to done, as on every member */
-    memset(&c, 0, sizeof(c));
-    gshmemi_engine_next(GSHMEMI_ENGINE_ALLREDUCE, 0, 1, 0, &c);
-    gshmemi_engine_next(GSHMEMI_ENGINE_ALLREDUCE, 0, 1, 0, &c);
-    assert_int_equal(c.pc, GSHMEMI_ENGINE_PC_DONE);
     /* which requests go two-shot: allreduce, not LL, 3 members or more, from the threshold */
     assert_true(gshmemi_engine_two_shot(GSHMEMI_ENGINE_ALLREDUCE, 0, 3, GSHMEMI_ENGINE_TWO_SHOT_MIN));
     assert_false(gshmemi_engine_two_shot(GSHMEMI_ENGINE_ALLREDUCE, 0, 3, GSHMEMI_ENGINE_TWO_SHOT_MIN - 1));
