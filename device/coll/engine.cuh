@@ -78,15 +78,24 @@ GSHMEMI_DEV void gshmemi_engine_reduce(const gshmemi_engine_coll_t &c, char *des
                           [&](int) { return dest + off; }, bytes, tid, nt);
 }
 
+/* The bytes [*from, *to) of chunk r.ctx.chunk of this CTA's share, within the block; false when
+ * there are none. */
+GSHMEMI_DEV bool gshmemi_engine_chunk(const gshmemi_engine_run &r, size_t *from, size_t *to)
+{
+    const size_t blk = r.task.count * r.coll.es;
+    *from = (r.lo + (size_t)r.ctx.chunk * (GSHMEMI_ENGINE_CHUNK / 16)) * 16;
+    *to = *from + GSHMEMI_ENGINE_CHUNK;
+    if (*to > r.hi * 16) *to = r.hi * 16;
+    if (*to > blk) *to = blk;
+    return *from < *to;
+}
+
 GSHMEMI_DEV void gshmemi_engine_work(const gshmemi_engine_run &r, unsigned tid, unsigned nt)
 {
     const gshmemi_engine_coll_t &c = r.coll;
     const size_t blk = r.task.count * c.es;
-    size_t from = (r.lo + (size_t)r.ctx.chunk * (GSHMEMI_ENGINE_CHUNK / 16)) * 16;
-    size_t to = from + GSHMEMI_ENGINE_CHUNK;
-    if (to > r.hi * 16) to = r.hi * 16;
-    if (to > blk) to = blk;
-    if (from >= to) return;
+    size_t from, to;
+    if (!gshmemi_engine_chunk(r, &from, &to)) return;
     char *dest = (char *)r.task.dest;
     const char *src = (const char *)r.task.src;
     if (r.two) { /* this member's part of the chunk only; the others' come in the gather */
@@ -133,12 +142,8 @@ GSHMEMI_DEV void gshmemi_engine_work(const gshmemi_engine_run &r, unsigned tid, 
 GSHMEMI_DEV void gshmemi_engine_gather(const gshmemi_engine_run &r, unsigned tid, unsigned nt)
 {
     const gshmemi_engine_coll_t &c = r.coll;
-    const size_t blk = r.task.count * c.es;
-    const size_t from = (r.lo + (size_t)r.ctx.chunk * (GSHMEMI_ENGINE_CHUNK / 16)) * 16;
-    size_t to = from + GSHMEMI_ENGINE_CHUNK;
-    if (to > r.hi * 16) to = r.hi * 16;
-    if (to > blk) to = blk;
-    if (from >= to) return;
+    size_t from, to;
+    if (!gshmemi_engine_chunk(r, &from, &to)) return;
     char *dest = (char *)r.task.dest;
     for (int k = 1; k < c.size; k++) {
         const int m = (c.my_idx + k) % c.size;

@@ -22,17 +22,13 @@
 #define GSHMEMI_ENGINE_MAX_CTAS 128  /* CTAs of the daemon */
 #define GSHMEMI_ENGINE_TASKS 64      /* requests submitted and not complete, at most (a CTA's task queue) */
 #define GSHMEMI_ENGINE_CHUNK (1u << 20) /* bytes a CTA moves per WORK step (one step per chunk) */
-#ifndef GSHMEMI_ENGINE_CTA_MIN_BYTES
 #define GSHMEMI_ENGINE_CTA_MIN_BYTES (64u << 10) /* bytes moved that justify one more active CTA */
-#endif
 /* An allreduce of at least this many bytes on 3 members or more goes two-shot: each member reduces
  * its part (1 / members) of every chunk from every source into its dest, then gathers the other
  * parts from the members' dests, so a member reads 2 (n - 1) / n of the buffer over P2P where the
  * one-shot reads n - 1 times it, for one more round of signals. Below, that round costs more than
  * the reads it saves. The same choice on every PE: it depends on the call only. */
-#ifndef GSHMEMI_ENGINE_TWO_SHOT_MIN
 #define GSHMEMI_ENGINE_TWO_SHOT_MIN (2u << 20)
-#endif
 #define GSHMEMI_ENGINE_LL_MAX 256u   /* LL: most bytes a member sends one member */
 #define GSHMEMI_ENGINE_LL_WORDS (GSHMEMI_ENGINE_LL_MAX / 4) /* 8-byte words of 4 data bytes and a 4-byte flag */
 
@@ -187,14 +183,13 @@ GSHMEMI_HD_INLINE int gshmemi_engine_two_shot(int kind, int ll, int size, uint64
 
 /* Two-shot: member m's part [*from, *to) of the chunk [lo, hi) (bytes; lo a multiple of 16, hi
  * the chunk's end or the block's): 16-byte units split as evenly as they go, the last part ending
- * at hi. Every byte of the chunk in exactly one part. */
+ * at hi. Every byte of the chunk in exactly one part (a part before the last ends at most at
+ * lo + 16 (units - 1), below hi). */
 GSHMEMI_HD_INLINE void gshmemi_engine_part(uint64_t lo, uint64_t hi, int size, int m, uint64_t *from, uint64_t *to)
 {
     const uint64_t units = (hi - lo + 15) / 16;
     *from = lo + 16 * (units * (uint64_t)m / (uint64_t)size);
     *to = m == size - 1 ? hi : lo + 16 * (units * (uint64_t)(m + 1) / (uint64_t)size);
-    if (*from > hi) *from = hi;
-    if (*to > hi) *to = hi;
 }
 
 /* The flag value the step `pc` of request `seq` signals or waits for. Counters only grow, and a
