@@ -215,8 +215,8 @@ GSHMEMI_DEV unsigned gshmemi_scope_size(int scope)
 /* The same for the RMA routines' copies, made opaque to the compiler where the copy starts (an
  * empty volatile asm): what the copy derives from them (a warp's run, the stride) is computed
  * there, not hoisted out of the user's loop, where it would wait across every far call of the
- * loop in callee-saved registers beside the user's own values (a typed block put in a loop: 50
- * registers with it hoisted, 46 with it computed at the copy). The index itself may still be
+ * loop in callee-saved registers beside the user's own values (enough to take a typed block put in
+ * a loop past 48: README, "What a kernel costs in registers"). The index itself may still be
  * hoisted: one register. */
 GSHMEMI_DEV unsigned gshmemi_opaque(unsigned v)
 {
